@@ -1,0 +1,137 @@
+// xferbench: parse flags, bring up MPI, let every path register (or say why it cannot run
+// here), run Google Benchmark on every rank, and let rank 0 alone report.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+#include "error.hpp"
+#include "paths.hpp"
+#include "reporter.hpp"
+
+namespace {
+
+// The launcher's rank before MPI_Init, so usage errors and --help print once.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
+                           "MV2_COMM_WORLD_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return 0;
+}
+
+void register_paths(xfer::Registry& registry) {
+  xfer::register_memcpy_peer(registry);
+  xfer::register_host_staging(registry);
+  xfer::register_mpi_host(registry);
+  xfer::register_mpi_staged(registry);
+  xfer::register_mpi_cuda_aware(registry);
+  xfer::register_nccl_sendrecv(registry);
+}
+
+// Google Benchmark parses its own flags; it never sees --benchmark_out (rank 0 owns that).
+// Google Benchmark keeps argv[0] for the report, so the strings must outlive the run.
+bool initialize_benchmark(const std::vector<std::string>& args) {
+  static std::vector<std::string> storage;
+  storage = args;
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  benchmark::Initialize(&argc, argv.data());
+  return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
+}
+
+int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& registry,
+                const xfer::World& world) {
+  int status = 0;
+  const bool speak = world.is_root();
+  if (!reporter.failed_rows().empty()) {
+    if (speak) {
+      std::fprintf(stderr, "xferbench: %zu row(s) failed:\n", reporter.failed_rows().size());
+      for (const auto& row : reporter.failed_rows()) std::fprintf(stderr, "  %s\n", row.c_str());
+    }
+    status = 1;
+  }
+  for (const auto& skip : registry.skips()) {
+    for (const auto& required : registry.config().require) {
+      if (skip.path != required) continue;
+      if (speak)
+        std::fprintf(stderr, "xferbench: required path %s was skipped: %s (--xfer_require)\n",
+                     skip.path.c_str(), skip.reason.c_str());
+      status = 1;
+    }
+  }
+  if (reporter.output_failed()) status = 1;
+  return status;
+}
+
+int run(int argc, char** argv, const xfer::CommandLine& cl) {
+  xfer::World world(&argc, &argv);
+  const xfer::Config& config = cl.config;
+  if (const auto error = xfer::check_output_writable(config, world); !error.empty()) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", error.c_str());
+    return 2;
+  }
+  if (!config.test_rank_dump.empty()) {  // start each rank's dump afresh
+    std::remove((config.test_rank_dump + "/rank" + std::to_string(world.rank()) + ".txt").c_str());
+  }
+
+  xfer::Watchdog watchdog(config.timeout_s);
+  xfer::json::Value context = xfer::base_context(config, world);
+  xfer::Registry registry(config, world, watchdog, context);
+  registry.rank_info() = xfer::base_rank_info(world);
+  register_paths(registry);
+  xfer::finish_context(context, registry, world);
+
+  if (world.is_root()) {
+    for (const auto& line : xfer::summary_lines(registry, world, world.all_gather(world.host())))
+      std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  } else {
+    world.all_gather(world.host());
+  }
+
+  xfer::RankZeroReporter reporter(config, world, context.dump(2));
+  if (registry.families() == 0) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
+    reporter.write_without_runs();
+  } else {
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  }
+  return exit_status(reporter, registry, world);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool speak = launcher_rank() == 0;
+  xfer::CommandLine cl;
+  try {
+    cl = xfer::parse_command_line(argc, argv, [](const char* name) { return std::getenv(name); });
+  } catch (const xfer::UsageError& e) {
+    if (speak) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
+  if (cl.version) {
+    if (speak) std::printf("%s\n", xfer::version_line().c_str());
+    return 0;
+  }
+  if (cl.help) {
+    if (!speak) return 0;
+    std::cout << xfer::harness_help() << std::endl;
+    initialize_benchmark({argv[0], "--help"});  // prints Google Benchmark's flags and exits
+    return 0;
+  }
+  if (!initialize_benchmark(cl.benchmark_args)) return 2;
+  try {
+    return run(argc, argv, cl);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 1;
+  }
+}

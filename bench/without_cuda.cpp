@@ -1,0 +1,15 @@
+// Built when configure found no CUDA toolkit: the GPU paths exist, and say why they cannot run.
+#include "paths.hpp"
+
+namespace xfer {
+namespace {
+constexpr const char* kReason = "xferbench was built without CUDA (configure found no CUDA toolkit)";
+}  // namespace
+
+void register_memcpy_peer(Registry& registry) { registry.skip("memcpy_peer", kReason); }
+void register_host_staging(Registry& registry) { registry.skip("host_staging", kReason); }
+void register_mpi_staged(Registry& registry) { registry.skip("mpi_staged", kReason); }
+void register_mpi_cuda_aware(Registry& registry) { registry.skip("mpi_cuda_aware", kReason); }
+void register_nccl_sendrecv(Registry& registry) { registry.skip("nccl_sendrecv", kReason); }
+
+}  // namespace xfer

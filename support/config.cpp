@@ -1,0 +1,243 @@
+#include "config.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "error.hpp"
+#include "sizes.hpp"
+
+namespace xfer {
+namespace {
+
+struct Flag {
+  const char* name;     // without the leading "--"
+  const char* env;      // environment fallback
+  const char* value;    // the form of its value, for --help and errors
+  const char* help;
+  std::function<void(Config&, const std::string& flag, const std::string& value)> apply;
+  bool test_only = false;
+};
+
+int parse_int(const std::string& flag, const std::string& value, int low, int high,
+              const char* form) {
+  const bool digits = !value.empty() && value.size() < 10 &&
+                      value.find_first_not_of("0123456789") == std::string::npos;
+  const int number = digits ? std::stoi(value) : -1;
+  if (!digits || number < low || number > high)
+    throw UsageError(flag + "='" + value + "': expected " + form);
+  return number;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+const std::vector<Flag>& flags() {
+  static const std::vector<Flag> table = {
+      {"xfer_sizes", "XFER_SIZES", "LIST",
+       "message sizes: 8,1K,4MiB or ranges 8B:1GiB:x4 (default 8B:1GiB, powers of two)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.sizes = parse_size_list(v, f);
+       }},
+      {"xfer_require", "XFER_REQUIRE", "PATH[,PATH]",
+       "paths that must run: if one is skipped, the run fails (for CI)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.require = split_list(v);
+         if (c.require.empty()) throw UsageError(f + "='" + v + "': expected PATH[,PATH]");
+         for (const auto& p : c.require) {
+           const auto& known = known_paths();
+           if (std::find(known.begin(), known.end(), p) == known.end()) {
+             std::string list;
+             for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+             throw UsageError(f + ": unknown path '" + p + "'; expected one of " + list);
+           }
+         }
+       }},
+      {"xfer_gpus", "XFER_GPUS", "A:B[,A:B]|all",
+       "GPU pairs for memcpy_peer and host_staging, source:destination (default 0:1)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.gpus = parse_gpu_pairs(v, f);
+       }},
+      {"xfer_cuda_aware", "XFER_CUDA_AWARE", "auto|yes|no",
+       "whether MPI takes device pointers: auto asks the MPI library; yes forces it",
+       [](Config& c, const std::string& f, const std::string& v) {
+         if (v == "auto") c.cuda_aware = CudaAwareMode::Auto;
+         else if (v == "yes") c.cuda_aware = CudaAwareMode::Yes;
+         else if (v == "no") c.cuda_aware = CudaAwareMode::No;
+         else throw UsageError(f + "='" + v + "': expected auto, yes or no");
+       }},
+      {"xfer_warmup", "XFER_WARMUP", "N",
+       "untimed round trips (or copies) before each timed loop (default 5)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.warmup = parse_int(f, v, 0, 1000000, "a whole number from 0 to 1000000");
+       }},
+      {"xfer_timeout", "XFER_TIMEOUT", "SECONDS",
+       "watchdog: abort the job if one benchmark run makes no progress for this long "
+       "(default 600)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.timeout_s = parse_int(f, v, 1, 86400, "whole seconds from 1 to 86400");
+       }},
+      {"xfer_test_slow_rank", "XFER_TEST_SLOW_RANK", "RANK",
+       "test only: this rank sleeps inside its timed region every batch",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.test_slow_rank = parse_int(f, v, 0, 1 << 20, "a rank number");
+       },
+       true},
+      {"xfer_test_corrupt", "XFER_TEST_CORRUPT", "PATH",
+       "test only: flip one received byte before validation in this path",
+       [](Config& c, const std::string&, const std::string& v) { c.test_corrupt = v; }, true},
+      {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
+       "test only: every rank writes the iteration counts it ran to DIR/rank<N>.txt",
+       [](Config& c, const std::string&, const std::string& v) { c.test_rank_dump = v; }, true},
+  };
+  return table;
+}
+
+void check_format(const std::string& flag, const std::string& value) {
+  if (value != "console" && value != "json" && value != "csv")
+    throw UsageError(flag + "='" + value + "': expected console, json or csv");
+}
+
+std::uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+                               : 0;
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_paths() {
+  static const std::vector<std::string> paths = {"memcpy_peer", "host_staging",   "mpi_host",
+                                                 "mpi_staged",  "mpi_cuda_aware", "nccl_sendrecv"};
+  return paths;
+}
+
+GpuPairs parse_gpu_pairs(const std::string& text, const std::string& flag) {
+  GpuPairs gpus;
+  gpus.pairs.clear();
+  if (text == "all") {
+    gpus.all = true;
+    return gpus;
+  }
+  const char* form = "expected ordered GPU pairs like 0:1 or 0:1,1:0, or all";
+  for (const auto& item : split_list(text)) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) throw UsageError(flag + "='" + text + "': " + form);
+    const int a = parse_int(flag, item.substr(0, colon), 0, 1023, form);
+    const int b = parse_int(flag, item.substr(colon + 1), 0, 1023, form);
+    gpus.pairs.emplace_back(a, b);
+  }
+  if (gpus.pairs.empty()) throw UsageError(flag + "='" + text + "': " + form);
+  return gpus;
+}
+
+std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices) {
+  if (!gpus.all) return gpus.pairs;
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < devices; ++a) {
+    for (int b = 0; b < devices; ++b) {
+      if (a != b) pairs.emplace_back(a, b);
+    }
+  }
+  return pairs;
+}
+
+CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env,
+                               std::uint64_t memory_bytes) {
+  CommandLine cl;
+  Config& c = cl.config;
+  c.sizes = default_sizes();
+  cl.benchmark_args.push_back(argc > 0 ? argv[0] : "xferbench");
+
+  // Environment first, so the command line wins.
+  for (const auto& f : flags()) {
+    if (const char* v = env(f.env)) f.apply(c, std::string(f.env), v);
+  }
+  if (const char* v = env("BENCHMARK_OUT")) c.out_path = v;
+  if (const char* v = env("BENCHMARK_OUT_FORMAT")) c.out_format = v;
+  if (const char* v = env("BENCHMARK_FORMAT")) c.display_format = v;
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      cl.help = true;
+      continue;
+    }
+    if (arg == "--version") {
+      cl.version = true;
+      continue;
+    }
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (name == "--benchmark_out") {
+      if (value.empty()) throw UsageError("--benchmark_out: expected --benchmark_out=FILE");
+      c.out_path = value;
+      continue;
+    }
+    if (name == "--benchmark_out_format") {
+      c.out_format = value;
+      continue;
+    }
+    if (name == "--benchmark_format") c.display_format = value;  // Google Benchmark reads it too
+    if (name.rfind("--xfer_", 0) != 0) {
+      cl.benchmark_args.push_back(arg);
+      continue;
+    }
+    const auto flag = std::find_if(flags().begin(), flags().end(),
+                                   [&](const Flag& f) { return name == std::string("--") + f.name; });
+    if (flag == flags().end())
+      throw UsageError("unknown flag " + name + "; see --help for xferbench's flags");
+    if (eq == std::string::npos)
+      throw UsageError(name + ": expected " + name + "=" + flag->value);
+    flag->apply(c, name, value);
+  }
+  check_format("--benchmark_out_format", c.out_format);
+  check_format("--benchmark_format", c.display_format);
+
+  const std::uint64_t memory = memory_bytes ? memory_bytes : physical_memory();
+  const std::uint64_t largest = c.sizes.back();
+  if (memory > 0 && largest > memory / 2) {
+    throw UsageError("--xfer_sizes: " + format_size(largest) +
+                     " needs two buffers of that size per rank, more than this machine's " +
+                     format_size(memory / (1 << 20) * (1 << 20)) + " of memory allows");
+  }
+  return cl;
+}
+
+std::string harness_help() {
+  std::ostringstream out;
+  out << "xferbench: how fast bytes move between GPUs and between MPI ranks.\n\n"
+      << "usage: mpirun -np 2 xferbench [xferbench flags] [Google Benchmark flags]\n\n"
+      << "xferbench flags (environment fallback in brackets):\n";
+  for (const auto& f : flags()) {
+    if (f.test_only) continue;
+    std::string lhs = std::string("  --") + f.name + "=" + f.value;
+    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << f.help << " ["
+        << f.env << "]\n";
+  }
+  out << "  --benchmark_out=FILE              result file, written by rank 0 only, atomically\n"
+      << "  --benchmark_out_format=json|console|csv   (default json)\n"
+      << "  --version                         print versions and exit\n"
+      << "\ntesting switches (make failures happen on purpose):\n";
+  for (const auto& f : flags()) {
+    if (!f.test_only) continue;
+    out << "  --" << f.name << "=" << f.value << "  " << f.help << "\n";
+  }
+  out << "\nPaths: ";
+  for (const auto& p : known_paths()) out << p << (p == known_paths().back() ? "\n" : ", ");
+  out << "Rows are PATH[/VARIANT]/bytes:N; time is the one-way time of one message; GB/s uses "
+         "GB = 1e9 bytes.\n\nGoogle Benchmark's flags follow.\n";
+  return out.str();
+}
+
+}  // namespace xfer

@@ -1,0 +1,58 @@
+// The run configuration: xferbench's own flags (--xfer_*), each with one definition, one
+// default, a help line and an environment fallback, plus the Google Benchmark output flags
+// the harness owns so that only rank 0 ever writes the result file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xfer {
+
+// GPU pairs for the one-process paths: "0:1,1:0" (ordered source:destination) or "all".
+struct GpuPairs {
+  bool all = false;
+  std::vector<std::pair<int, int>> pairs{{0, 1}};
+};
+GpuPairs parse_gpu_pairs(const std::string& text, const std::string& flag);
+// The ordered pairs to run with `devices` GPUs visible; "all" is every a != b.
+std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices);
+
+enum class CudaAwareMode { Auto, Yes, No };
+
+struct Config {
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::string> require;  // paths whose skip is a failure
+  GpuPairs gpus;
+  CudaAwareMode cuda_aware = CudaAwareMode::Auto;
+  int warmup = 5;            // untimed round trips / copies before every timed loop
+  double timeout_s = 600;    // watchdog: longest one benchmark run may take
+  std::string out_path;      // --benchmark_out
+  std::string out_format = "json";
+  std::string display_format = "console";
+  // Test-only switches: they make failures happen on purpose.
+  int test_slow_rank = -1;
+  std::string test_corrupt;
+  std::string test_rank_dump;
+};
+
+struct CommandLine {
+  Config config;
+  bool help = false;
+  bool version = false;
+  std::vector<std::string> benchmark_args;  // what Google Benchmark gets, argv[0] first
+};
+
+using EnvLookup = std::function<const char*(const char*)>;
+
+// Parses xferbench's flags and passes the rest on. Throws UsageError naming the flag and the
+// expected form. `memory_bytes` bounds --xfer_sizes (0: ask the operating system).
+CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env,
+                               std::uint64_t memory_bytes = 0);
+
+std::string harness_help();
+const std::vector<std::string>& known_paths();
+
+}  // namespace xfer

@@ -1,0 +1,34 @@
+// Errors that carry where they happened: the failing call, file, line and MPI rank.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace xfer {
+
+// A measurement or communication failure: the row fails, the run exits non-zero.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad command-line input: the run stops before measuring, with exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "rank 3: " once MPI is up, "" before; the harness prefixes every row error with it.
+std::string rank_prefix();
+
+[[noreturn]] void raise_call_error(const std::string& detail, const char* call, const char* file,
+                                   int line);
+[[noreturn]] void raise_mpi_error(int code, const char* call, const char* file, int line);
+
+}  // namespace xfer
+
+#define XFER_MPI_CHECK(call)                                              \
+  do {                                                                    \
+    const int xfer_rc_ = (call);                                          \
+    if (xfer_rc_ != 0) ::xfer::raise_mpi_error(xfer_rc_, #call, __FILE__, __LINE__); \
+  } while (0)

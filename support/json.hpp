@@ -1,0 +1,55 @@
+// A small JSON value for the run context: typed fields, written once, never parsed back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xfer::json {
+
+class Value {
+ public:
+  Value() = default;  // null
+  Value(std::nullptr_t) {}
+  Value(bool b) : kind_(Kind::Bool), bool_(b) {}
+  Value(int i) : kind_(Kind::Int), int_(i) {}
+  Value(long i) : kind_(Kind::Int), int_(i) {}
+  Value(long long i) : kind_(Kind::Int), int_(i) {}
+  Value(unsigned i) : kind_(Kind::Int), int_(static_cast<long long>(i)) {}
+  Value(unsigned long i) : kind_(Kind::Int), int_(static_cast<long long>(i)) {}
+  Value(unsigned long long i) : kind_(Kind::Int), int_(static_cast<long long>(i)) {}
+  Value(double d) : kind_(Kind::Double), double_(d) {}
+  Value(const char* s) : kind_(Kind::String), text_(s) {}
+  Value(std::string s) : kind_(Kind::String), text_(std::move(s)) {}
+
+  static Value object() { return Value(Kind::Object); }
+  static Value array() { return Value(Kind::Array); }
+  // Text that is already JSON (e.g. gathered from another rank), inserted verbatim.
+  static Value raw(std::string json);
+
+  // Objects keep insertion order; setting an existing key replaces its value.
+  Value& set(const std::string& key, Value value);
+  Value* find(const std::string& key);
+  Value& push(Value value);
+  bool is_null() const { return kind_ == Kind::Null; }
+
+  std::string dump(int indent = 2) const;
+
+ private:
+  enum class Kind { Null, Bool, Int, Double, String, Raw, Array, Object };
+  explicit Value(Kind k) : kind_(k) {}
+  void write(std::string& out, int indent, int depth) const;
+
+  Kind kind_ = Kind::Null;
+  bool bool_ = false;
+  long long int_ = 0;
+  double double_ = 0;
+  std::string text_;
+  std::vector<Value> items_;
+  std::vector<std::string> keys_;
+};
+
+std::string quote(const std::string& text);
+
+}  // namespace xfer::json

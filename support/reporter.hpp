@@ -1,0 +1,60 @@
+// The MPI-aware reporter: one more Google Benchmark reporter strategy, not a fork of the
+// runner. Every rank runs the same benchmarks and sees the same (agreed) results; only rank 0
+// prints the table and writes --benchmark_out, atomically, with context.xferbench spliced into
+// Google Benchmark's own JSON so its tools still read the file.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "world.hpp"
+
+namespace xfer {
+
+// True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
+bool run_failed(const benchmark::BenchmarkReporter::Run& run);
+std::string run_message(const benchmark::BenchmarkReporter::Run& run);
+
+// Inserts `"xferbench": <context_json>,` as the first member of the "context" object.
+std::string splice_context(const std::string& gb_json, const std::string& context_json);
+
+class RankZeroReporter : public benchmark::BenchmarkReporter {
+ public:
+  RankZeroReporter(const Config& config, const World& world, std::string context_json);
+  ~RankZeroReporter() override;
+
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  // For runs where no benchmark could be registered: the file still says why (skips).
+  void write_without_runs();
+
+  const std::vector<std::string>& failed_rows() const { return failed_; }
+  // Set when the result file could not be written (reported on stderr already).
+  bool output_failed() const { return output_failed_; }
+
+ private:
+  void write_output(const std::string& text);
+
+  const Config& config_;
+  bool root_;
+  std::string context_json_;
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
+  std::unique_ptr<benchmark::BenchmarkReporter> file_;
+  std::ostringstream file_buffer_;
+  std::ostringstream null_;
+  std::vector<std::string> failed_;
+  bool output_failed_ = false;
+};
+
+// Rank 0 checks --benchmark_out can be written before anything runs; agreed on every rank.
+// Returns "" or the error message.
+std::string check_output_writable(const Config& config, const World& world);
+
+}  // namespace xfer

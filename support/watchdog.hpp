@@ -1,0 +1,37 @@
+// A watchdog for hangs: a peer that died mid-ping-pong or a wedged GPU must not keep a CI job
+// waiting forever. If one benchmark run takes longer than the limit, the process says where it
+// was stuck and exits with status 3, which makes the MPI launcher end the whole job.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace xfer {
+
+class Watchdog {
+ public:
+  explicit Watchdog(double timeout_s);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void arm(const std::string& what);  // starts the clock for `what`
+  void disarm();
+
+ private:
+  void watch();
+
+  std::chrono::duration<double> timeout_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::string what_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool armed_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace xfer

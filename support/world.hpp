@@ -1,0 +1,75 @@
+// The MPI world of one run: who we are, where we are, and how ranks agree before acting.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xfer {
+
+// Owns MPI_Init/MPI_Finalize. Node-local rank comes from the shared-memory split, which is
+// what decides the GPU a rank takes.
+class World {
+ public:
+  World(int* argc, char*** argv);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  bool is_root() const { return rank_ == 0; }
+  const std::string& host() const { return host_; }
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
+
+  // Collective agreement: every rank calls these with its own value and gets the same answer.
+  bool all(bool mine) const;
+  bool any(bool mine) const;
+  double max(double mine) const;
+  std::uint64_t broadcast(std::uint64_t value, int root = 0) const;
+  std::string broadcast(const std::string& value, int root = 0) const;
+  // Every rank's string, in rank order (on every rank).
+  std::vector<std::string> all_gather(const std::string& mine) const;
+  // The message of the lowest rank that has a non-empty one ("" if none), on every rank.
+  std::string first_message(const std::string& mine) const;
+  void barrier() const;
+
+  // One timed iteration's agreement: rank 0's seconds and whether any rank failed.
+  struct Verdict {
+    double seconds;
+    bool failed;
+  };
+  Verdict agree_iteration(double my_seconds, bool my_failure) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  std::string host_;
+};
+
+// An MPI count for `bytes`: plain MPI_BYTE up to INT_MAX, a contiguous KiB type beyond.
+class MessageType {
+ public:
+  explicit MessageType(std::size_t bytes);
+  ~MessageType();
+  MessageType(const MessageType&) = delete;
+  MessageType& operator=(const MessageType&) = delete;
+  MPI_Datatype type() const { return type_; }
+  int count() const { return count_; }
+
+ private:
+  MPI_Datatype type_ = MPI_BYTE;
+  int count_ = 0;
+  bool owned_ = false;
+};
+
+// The MPI library's own version string ("Open MPI v4.1.4, ..."); callable before MPI_Init.
+std::string mpi_library_version();
+
+}  // namespace xfer

@@ -1,0 +1,49 @@
+"""Runs the real xferbench binary under the MPI launcher, for the integration tests.
+
+ctest provides XFERBENCH (the binary), XFER_MPIRUN (launcher prefix ending in the rank-count
+flag) and PLAIN_PINGPONG. Every run has a timeout: a hang fails the test, it never stalls CI.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+
+XFERBENCH = os.environ.get("XFERBENCH", "xferbench")
+MPIRUN = shlex.split(os.environ.get("XFER_MPIRUN", "mpirun --oversubscribe -np"))
+# Small and quick: the tests check behaviour, not speed.
+QUICK = ["--xfer_sizes=8,4K,256K", "--benchmark_min_time=0.01"]
+
+
+def launch(ranks, args, timeout=240, env=None):
+    """Runs xferbench on `ranks` ranks (0: without the launcher) and returns the result."""
+    command = ([XFERBENCH] if ranks == 0 else MPIRUN + [str(ranks), XFERBENCH]) + list(args)
+    full_env = dict(os.environ)
+    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    full_env.update(env or {})
+    return subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
+                          env=full_env, check=False)
+
+
+def launch_json(ranks, args, timeout=240):
+    """Runs with --benchmark_out and returns (process, parsed result document)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.json")
+        proc = launch(ranks, list(args) + ["--benchmark_out=" + out], timeout)
+        document = None
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                document = json.load(f)
+        leftovers = sorted(set(os.listdir(tmp)) - {"run.json"})
+        proc.leftover_files = leftovers
+        return proc, document
+
+
+def rows(document, run_type="iteration"):
+    return [b for b in document["benchmarks"] if b.get("run_type") == run_type]
+
+
+def failed(row):
+    return bool(row.get("error_occurred")) or row.get("skipped") is True

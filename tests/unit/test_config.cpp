@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace xfer {
+namespace {
+
+constexpr std::uint64_t kMemory = 16ULL << 30;
+
+CommandLine parse(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), "xferbench");
+  return parse_command_line(static_cast<int>(args.size()), args.data(),
+                            [env](const char* name) -> const char* {
+                              auto it = env.find(name);
+                              return it == env.end() ? nullptr : it->second.c_str();
+                            },
+                            kMemory);
+}
+
+std::string usage_error(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
+  try {
+    parse(args, env);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(CommandLine, DefaultsAreTheDocumentedOnes) {
+  const Config c = parse({}).config;
+  EXPECT_EQ(c.sizes.size(), 28u);
+  EXPECT_EQ(c.warmup, 5);
+  EXPECT_EQ(c.cuda_aware, CudaAwareMode::Auto);
+  EXPECT_FALSE(c.gpus.all);
+  EXPECT_EQ(c.gpus.pairs, (std::vector<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(c.out_format, "json");
+  EXPECT_TRUE(c.out_path.empty());
+}
+
+TEST(CommandLine, OurFlagsAreTakenOthersPassToGoogleBenchmark) {
+  const CommandLine cl = parse({"--xfer_sizes=8,16", "--benchmark_filter=mpi", "--xfer_warmup=2",
+                                "--benchmark_out=r.json", "--benchmark_out_format=csv"});
+  EXPECT_EQ(cl.config.sizes, (std::vector<std::uint64_t>{8, 16}));
+  EXPECT_EQ(cl.config.warmup, 2);
+  EXPECT_EQ(cl.config.out_path, "r.json");
+  EXPECT_EQ(cl.config.out_format, "csv");
+  // Google Benchmark never sees --benchmark_out: rank 0 alone writes that file.
+  EXPECT_EQ(cl.benchmark_args, (std::vector<std::string>{"xferbench", "--benchmark_filter=mpi"}));
+}
+
+TEST(CommandLine, EnvironmentIsTheFallbackAndTheFlagWins) {
+  EXPECT_EQ(parse({}, {{"XFER_SIZES", "1K"}}).config.sizes, (std::vector<std::uint64_t>{1024}));
+  EXPECT_EQ(parse({"--xfer_sizes=8"}, {{"XFER_SIZES", "1K"}}).config.sizes,
+            (std::vector<std::uint64_t>{8}));
+  EXPECT_EQ(parse({}, {{"BENCHMARK_OUT", "e.json"}}).config.out_path, "e.json");
+}
+
+TEST(CommandLine, BadValuesNameTheFlagAndTheExpectedForm) {
+  EXPECT_NE(usage_error({"--xfer_sizes=abc"}).find("--xfer_sizes='abc'"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_warmup=-1"}).find("--xfer_warmup='-1': expected a whole number"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_timeout=0"}).find("--xfer_timeout"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_cuda_aware=1"}).find("expected auto, yes or no"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_require=mpi_host,nope"}).find("unknown path 'nope'"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_sizes"}).find("expected --xfer_sizes=LIST"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_nope=1"}).find("unknown flag --xfer_nope"), std::string::npos);
+  EXPECT_NE(usage_error({}, {{"XFER_WARMUP", "x"}}).find("XFER_WARMUP"), std::string::npos);
+}
+
+TEST(CommandLine, SizesBeyondMemoryAreRefused) {
+  EXPECT_NE(usage_error({"--xfer_sizes=9GiB"}).find("more than this machine's 16 GiB"),
+            std::string::npos);
+  EXPECT_EQ(parse({"--xfer_sizes=4GiB"}).config.sizes.back(), 4ULL << 30);
+}
+
+TEST(GpuPairs, ListsAndAll) {
+  EXPECT_EQ(parse_gpu_pairs("0:1,1:0", "--g").pairs,
+            (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
+  const GpuPairs all = parse_gpu_pairs("all", "--g");
+  EXPECT_TRUE(all.all);
+  EXPECT_EQ(expand_pairs(all, 3).size(), 6u);
+  EXPECT_EQ(expand_pairs(all, 1).size(), 0u);
+  EXPECT_THROW(parse_gpu_pairs("0-1", "--g"), UsageError);
+  EXPECT_THROW(parse_gpu_pairs("0:x", "--g"), UsageError);
+  EXPECT_THROW(parse_gpu_pairs("", "--g"), UsageError);
+}
+
+}  // namespace
+}  // namespace xfer
