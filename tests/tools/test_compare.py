@@ -1,0 +1,707 @@
+"""Tests for tools/compare.py.
+
+Run from the repository root (or anywhere):
+    python3 -m unittest discover -s tests/tools -p 'test_compare*.py'
+"""
+
+import copy
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / 'tools' / 'compare.py'
+FIXTURES = ROOT / 'tests' / 'fixtures' / 'compare'
+XFERBENCH_FIXTURE = FIXTURES / 'xferbench_h200_node1.json'
+REAL_A = FIXTURES / 'real_mpi_host_a.json'
+REAL_B = FIXTURES / 'real_mpi_host_b.json'
+
+# Deterministic spread of +-1% around a median: repetition noise.
+NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
+
+
+def load_tool():
+    spec = importlib.util.spec_from_file_location('compare', TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+compare = load_tool()
+
+
+def iteration_rows(name, time_us, factors=NOISE, size=None, **counters):
+    """Google Benchmark iteration rows, one per repetition factor."""
+    rows = []
+    for index, factor in enumerate(factors):
+        time = time_us * factor
+        row = {'name': name, 'run_name': name, 'run_type': 'iteration',
+               'repetitions': len(factors), 'repetition_index': index,
+               'threads': 1, 'iterations': 1000, 'real_time': time,
+               'cpu_time': time, 'time_unit': 'us'}
+        if size is not None:
+            row['GB/s'] = size / (time * 1e-6) / 1e9
+            row['latency_us'] = time
+        row.update(counters)
+        rows.append(row)
+    return rows
+
+
+def aggregate_row(name, kind, time_us):
+    return {'name': f'{name}_{kind}', 'run_name': name,
+            'run_type': 'aggregate', 'repetitions': 5, 'threads': 1,
+            'aggregate_name': kind, 'aggregate_unit': 'time',
+            'iterations': 5, 'real_time': time_us, 'cpu_time': time_us,
+            'time_unit': 'us'}
+
+
+def failed_row(name, style='error_occurred'):
+    row = {'name': name, 'run_name': name, 'run_type': 'iteration',
+           'repetitions': 1, 'repetition_index': 0, 'threads': 1,
+           'iterations': 0, 'real_time': 0.0, 'cpu_time': 0.0,
+           'time_unit': 'us'}
+    if style == 'error_occurred':  # Google Benchmark 1.7.x
+        row.update(error_occurred=True, error_message='validation mismatch')
+    else:                          # Google Benchmark 1.8.x SkipWithMessage
+        row.update(skipped=True, skip_message='no peer access')
+    return row
+
+
+def sweep(path, times_by_size, factors=NOISE):
+    """Rows PATH/bytes:N/manual_time for {size: one-way time in us}."""
+    rows = []
+    for size, time_us in times_by_size.items():
+        rows += iteration_rows(f'{path}/bytes:{size}/manual_time', time_us,
+                               factors, size)
+    return rows
+
+
+def xferbench_context():
+    with open(XFERBENCH_FIXTURE) as stream:
+        return json.load(stream)['context']
+
+
+def document(rows, context=None):
+    return {'context': context if context is not None else
+            xferbench_context(), 'benchmarks': rows}
+
+
+MPI_SWEEP = {8: 0.35, 4096: 0.78, 65536: 7.2, 1048576: 110.0}
+
+
+class CompareToolCase(unittest.TestCase):
+    """Runs the tool as a user would: a subprocess, from a foreign cwd."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def write(self, name, content):
+        path = self.dir / name
+        text = content if isinstance(content, str) else json.dumps(content)
+        path.write_text(text)
+        return str(path)
+
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, str(TOOL), *map(str, args)],
+                              cwd=self.dir, capture_output=True, text=True)
+
+    def report(self, *args):
+        """Exit status and the --format json report."""
+        result = self.run_tool(*args, '--format', 'json')
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        return result.returncode, json.loads(result.stdout)
+
+    def statuses(self, report):
+        return {row['name']: row['status'] for row in report['rows']}
+
+    def pair(self, base_rows, new_rows, base_context=None, new_context=None):
+        return (self.write('base.json', document(base_rows, base_context)),
+                self.write('new.json', document(new_rows, new_context)))
+
+
+class VerdictTest(CompareToolCase):
+
+    def test_identical_runs_exit_0_and_every_row_is_same(self):
+        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn('No regression beyond 5%', result.stdout)
+        code, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertEqual(set(self.statuses(report).values()), {'same'})
+        self.assertEqual(len(report['rows']), 8)
+
+    def test_planted_regression_exits_1_and_names_the_row(self):
+        slow = {**MPI_SWEEP, 1048576: 132.0}
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('mpi_host', slow))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('1 regression beyond 5%: mpi_host/bytes:1048576',
+                      result.stdout)
+        _, report = self.report(base, new)
+        row = report['rows'][3]
+        self.assertEqual((row['name'], row['status']),
+                         ('mpi_host/bytes:1048576', 'slower'))
+        self.assertAlmostEqual(row['change'], 0.20, places=6)
+        self.assertAlmostEqual(row['p_value'], 2 / 252)  # exact, 5 vs 5
+        self.assertEqual(report['regressions'], ['mpi_host/bytes:1048576'])
+
+    def test_significant_change_inside_threshold_is_same(self):
+        shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('mpi_host', shifted))
+        code, report = self.report(base, new)
+        self.assertEqual(code, 0)
+        for row in report['rows']:
+            self.assertEqual(row['significance'], 'significant')
+            self.assertEqual(row['status'], 'same')
+
+    def test_noise_inside_threshold_is_same(self):
+        reordered = (1.010, 0.990, 0.996, 1.000, 1.004)
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('mpi_host', MPI_SWEEP, reordered))
+        code, report = self.report(base, new)
+        self.assertEqual(code, 0)
+        self.assertEqual(set(self.statuses(report).values()), {'same'})
+
+    def test_large_but_noisy_change_is_not_significant(self):
+        name = 'mpi_host/bytes:8/manual_time'
+        base_rows = iteration_rows(name, 1.0, (1.00, 1.02, 0.98, 1.01, 0.99))
+        new_rows = iteration_rows(name, 1.0,
+                                  (0.965, 1.12, 1.08, 0.995, 1.10))
+        code, report = self.report(*self.pair(base_rows, new_rows))
+        row = report['rows'][0]
+        self.assertEqual(code, 0)
+        self.assertAlmostEqual(row['change'], 0.08)
+        self.assertAlmostEqual(row['p_value'], 2 * 53 / 252)
+        self.assertEqual(row['status'], 'not significant')
+
+    def test_faster_row_passes_the_gate(self):
+        fast = {**MPI_SWEEP, 8: 0.28}
+        code, report = self.report(*self.pair(sweep('mpi_host', MPI_SWEEP),
+                                              sweep('mpi_host', fast)))
+        self.assertEqual(code, 0)
+        self.assertEqual(self.statuses(report)['mpi_host/bytes:8'], 'faster')
+
+    def test_threshold_flag_moves_the_gate(self):
+        shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('mpi_host', shifted))
+        self.assertEqual(self.run_tool(base, new).returncode, 0)
+        result = self.run_tool(base, new, '--threshold', '2')
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('4 regressions beyond 2%', result.stdout)
+
+
+class RowStatusTest(CompareToolCase):
+
+    def test_rows_on_one_side_only_are_new_or_missing(self):
+        base_rows = sweep('mpi_host', {8: 0.35, 4096: 0.78})
+        new_rows = sweep('mpi_host', {4096: 0.78, 65536: 7.2})
+        code, report = self.report(*self.pair(base_rows, new_rows))
+        self.assertEqual(code, 0)
+        self.assertEqual(self.statuses(report), {
+            'mpi_host/bytes:8': 'missing', 'mpi_host/bytes:4096': 'same',
+            'mpi_host/bytes:65536': 'new'})
+
+    def test_row_failing_in_new_is_a_regression_without_percentage(self):
+        name = 'mpi_staged/bytes:8/manual_time'
+        base, new = self.pair(iteration_rows(name, 2.0),
+                              [failed_row(name)])
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('failed (new)', result.stdout)
+        self.assertIn('mpi_staged/bytes:8: new: validation mismatch',
+                      result.stdout)
+        _, report = self.report(base, new)
+        row = report['rows'][0]
+        self.assertEqual((row['status'], row['failed_in']), ('failed', 'new'))
+        self.assertIsNone(row['change'])
+        self.assertIsNone(row['p_value'])
+
+    def test_one_failed_repetition_fails_the_row(self):
+        name = 'mpi_staged/bytes:8/manual_time'
+        new_rows = iteration_rows(name, 2.0, NOISE[:4]) + [failed_row(name)]
+        code, report = self.report(*self.pair(iteration_rows(name, 2.0),
+                                              new_rows))
+        self.assertEqual(code, 1)
+        self.assertEqual(report['rows'][0]['status'], 'failed')
+
+    def test_row_failing_on_both_sides_is_failed_but_not_a_regression(self):
+        name = 'mpi_staged/bytes:8/manual_time'
+        other = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
+        code, report = self.report(*self.pair(
+            other + [failed_row(name)], other + [failed_row(name, 'skip')]))
+        self.assertEqual(code, 0)
+        row = report['rows'][1]
+        self.assertEqual((row['status'], row['failed_in']), ('failed', 'both'))
+        self.assertIsNone(row['change'])
+
+    def test_row_failing_in_base_only_is_fixed(self):
+        name = 'mpi_staged/bytes:8/manual_time'
+        code, report = self.report(*self.pair([failed_row(name)],
+                                              iteration_rows(name, 2.0)))
+        self.assertEqual(code, 0)
+        self.assertEqual(report['rows'][0]['status'], 'fixed')
+        self.assertIsNone(report['rows'][0]['change'])
+
+    def test_json_statuses_come_from_the_documented_set(self):
+        code, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertEqual(report['schema'], 'xferbench-compare/1')
+        for row in report['rows']:
+            self.assertIn(row['status'], compare.STATUSES)
+
+
+class GoogleBenchmarkFormatTest(CompareToolCase):
+
+    def fixed_copy(self, fixture):
+        """The fixture with its failed row turned into a successful one."""
+        doc = json.loads((FIXTURES / fixture).read_text())
+        row = doc['benchmarks'][2]
+        for key in ('error_occurred', 'error_message', 'skipped',
+                    'skip_message'):
+            row.pop(key, None)
+        row.update(iterations=1000, real_time=900.0, cpu_time=900.0)
+        return self.write('fixed.json', doc)
+
+    def test_gb171_error_occurred_row_is_failed(self):
+        fixture = FIXTURES / 'gb_1.7.1_error_occurred.json'
+        code, report = self.report(self.fixed_copy(fixture.name), fixture)
+        self.assertEqual(code, 1)
+        row = report['rows'][2]
+        self.assertEqual((row['name'], row['status'], row['failed_in']),
+                         ('BM_memcpy/65536', 'failed', 'new'))
+        self.assertEqual(row['new']['errors'],
+                         ['validation mismatch at byte 17'])
+
+    def test_gb18_skipped_row_is_failed_and_then_fixed(self):
+        fixture = FIXTURES / 'gb_1.8.3_skipped.json'
+        code, report = self.report(fixture, self.fixed_copy(fixture.name))
+        self.assertEqual(code, 0)
+        self.assertEqual(report['rows'][2]['status'], 'fixed')
+        self.assertEqual(report['rows'][2]['base']['errors'],
+                         ['buffer allocation failed'])
+
+    def test_gb171_and_gb18_files_compare_with_each_other(self):
+        result = self.run_tool(FIXTURES / 'gb_1.7.1_error_occurred.json',
+                               FIXTURES / 'gb_1.8.3_skipped.json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r'BM_memcpy/8 .* -2\.4% .* same')
+        self.assertIn('failed (both)', result.stdout)
+
+    def test_nan_and_infinity_tokens_are_tolerated(self):
+        fixture = FIXTURES / 'nonfinite_tokens.json'
+        self.assertIn('-inf', fixture.read_text())
+        code, report = self.report(fixture, fixture)
+        self.assertEqual(code, 0)
+        self.assertEqual(self.statuses(report), {
+            'BM_copy/8': 'same', 'BM_copy/64': 'same',
+            'BM_copy/512': 'same', 'BM_copy/4096': 'failed'})
+        self.assertEqual(report['rows'][3]['base']['errors'],
+                         ['no valid real_time (nan)'])
+
+    def test_json_output_is_strict_json(self):
+        fixture = FIXTURES / 'nonfinite_tokens.json'
+        result = self.run_tool(fixture, fixture, '--format', 'json')
+
+        def reject(token):
+            raise ValueError(f'non-standard JSON token {token}')
+        json.loads(result.stdout, parse_constant=reject)
+
+    def test_time_unit_is_honoured(self):
+        name = 'BM_copy/64'
+        base_rows = iteration_rows(name, 100.0)
+        new_rows = iteration_rows(name, 100.0)
+        for row in new_rows:
+            row.update(real_time=row['real_time'] * 1000, time_unit='ns')
+        code, report = self.report(*self.pair(base_rows, new_rows, {}, {}))
+        self.assertEqual(code, 0)
+        self.assertAlmostEqual(report['rows'][0]['change'], 0.0)
+        self.assertAlmostEqual(report['rows'][0]['new']['time_us'], 100.0)
+
+    def test_run_control_suffixes_do_not_break_matching(self):
+        base_rows = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
+        new_rows = iteration_rows(
+            'mpi_host/bytes:8/iterations:1000/repeats:5/manual_time', 0.35)
+        code, report = self.report(*self.pair(base_rows, new_rows))
+        self.assertEqual(self.statuses(report), {'mpi_host/bytes:8': 'same'})
+
+    def test_aggregate_rows_are_ignored_when_repetitions_exist(self):
+        name = 'mpi_host/bytes:8/manual_time'
+        absurd = [aggregate_row(name, 'mean', 9.0),
+                  aggregate_row(name, 'median', 9.0)]
+        code, report = self.report(*self.pair(
+            iteration_rows(name, 0.35), iteration_rows(name, 0.35) + absurd))
+        self.assertEqual(code, 0)
+        self.assertEqual(report['rows'][0]['new']['n'], 5)
+        self.assertEqual(report['rows'][0]['status'], 'same')
+
+    def test_aggregates_only_file_uses_its_median(self):
+        name = 'mpi_host/bytes:8/manual_time'
+        new_rows = [aggregate_row(name, 'mean', 0.35),
+                    aggregate_row(name, 'median', 0.42),
+                    aggregate_row(name, 'stddev', 0.2)]
+        base, new = self.pair(iteration_rows(name, 0.35), new_rows)
+        code, report = self.report(base, new)
+        self.assertEqual(code, 1)
+        self.assertAlmostEqual(report['rows'][0]['new']['time_us'], 0.42)
+        self.assertEqual(report['rows'][0]['significance'], 'no repetitions')
+        self.assertIn('holds only aggregate rows',
+                      self.run_tool(base, new).stdout)
+
+    def test_aggregates_only_fixture_compares_with_its_full_run(self):
+        code, report = self.report(XFERBENCH_FIXTURE,
+                                   FIXTURES / 'xferbench_aggregates_only.json')
+        self.assertEqual(code, 0)
+        self.assertEqual(set(self.statuses(report).values()), {'same'})
+
+
+class RepetitionsTest(CompareToolCase):
+
+    NAME = 'mpi_host/bytes:8/manual_time'
+
+    def test_three_versus_three_says_too_few_and_judges_by_threshold(self):
+        base_rows = iteration_rows(self.NAME, 1.0, NOISE[:3])
+        new_rows = iteration_rows(self.NAME, 1.2, NOISE[:3])
+        base, new = self.pair(base_rows, new_rows)
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('Too few repetitions for significance at alpha 0.05',
+                      result.stdout)
+        self.assertIn('smallest possible p is 0.100', result.stdout)
+        self.assertIn('Use at least 4 repetitions per side', result.stdout)
+
+    def test_single_runs_say_significance_is_unknown(self):
+        base, new = self.pair(iteration_rows(self.NAME, 1.0, (1.0,)),
+                              iteration_rows(self.NAME, 1.2, (1.0,)))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('Significance unknown for 1 row', result.stdout)
+
+    def test_files_on_one_side_pool_their_repetitions(self):
+        paths = {}
+        for side, time in (('base', 1.0), ('new', 1.2)):
+            for part, factors in (('1', NOISE[:2]), ('2', NOISE[2:4])):
+                paths[side + part] = self.write(
+                    f'{side}{part}.json',
+                    document(iteration_rows(self.NAME, time, factors)))
+        code, report = self.report('--base', paths['base1'], paths['base2'],
+                                   '--new', paths['new1'], paths['new2'])
+        row = report['rows'][0]
+        self.assertEqual((row['base']['n'], row['new']['n']), (4, 4))
+        self.assertEqual(row['significance'], 'significant')
+        self.assertAlmostEqual(row['p_value'], 2 / 70)
+        self.assertEqual((code, row['status']), (1, 'slower'))
+        _, alone = self.report(paths['base1'], paths['new1'])
+        self.assertEqual(alone['rows'][0]['significance'],
+                         'too few repetitions')
+
+
+class MetricTest(CompareToolCase):
+
+    NAME = 'mpi_host/bytes:1048576/manual_time'
+
+    def test_bandwidth_drop_is_slower_only_when_bandwidth_judges(self):
+        base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
+        new_rows = copy.deepcopy(base_rows)
+        for row in new_rows:
+            row['GB/s'] *= 0.8
+        base, new = self.pair(base_rows, new_rows)
+        code, report = self.report(base, new, '--metric', 'bandwidth')
+        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
+        self.assertAlmostEqual(report['rows'][0]['change'], -0.2)
+        self.assertEqual(self.report(base, new)[0], 0)
+
+    def test_bandwidth_rise_is_faster(self):
+        base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
+        new_rows = iteration_rows(self.NAME, 80.0, size=1048576)
+        code, report = self.report(*self.pair(base_rows, new_rows),
+                                   '--metric', 'bandwidth')
+        self.assertEqual((code, report['rows'][0]['status']), (0, 'faster'))
+        self.assertAlmostEqual(report['rows'][0]['change'], 0.25)
+
+    def test_bandwidth_falls_back_to_bytes_per_second(self):
+        rows = iteration_rows('BM_copy/1048576', 100.0,
+                              bytes_per_second=1.048576e10)
+        code, report = self.report(*self.pair(rows, rows, {}, {}),
+                                   '--metric', 'bandwidth')
+        self.assertAlmostEqual(report['rows'][0]['base']['gbps'], 10.48576)
+        self.assertEqual(report['rows'][0]['judged_on'], 'GB/s')
+
+    def test_rows_without_bandwidth_are_judged_on_inverse_time(self):
+        base, new = self.pair(iteration_rows('BM_copy/64', 100.0),
+                              iteration_rows('BM_copy/64', 125.0), {}, {})
+        result = self.run_tool(base, new, '--metric', 'bandwidth')
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('1 row with no GB/s or bytes_per_second judged on '
+                      '1/real_time', result.stdout)
+        code, report = self.report(base, new, '--metric', 'bandwidth')
+        self.assertAlmostEqual(report['rows'][0]['change'], -0.2)
+
+    def test_latency_counter_judges_with_metric_latency(self):
+        base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
+        new_rows = copy.deepcopy(base_rows)
+        for row in new_rows:
+            row['latency_us'] *= 1.2
+        base, new = self.pair(base_rows, new_rows)
+        code, report = self.report(base, new, '--metric', 'latency')
+        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
+        self.assertEqual(report['rows'][0]['judged_on'], 'latency_us')
+        self.assertEqual(self.report(base, new, '--metric', 'time')[0], 0)
+
+    def test_geomean_summary_splits_small_and_large_messages(self):
+        slow_large = {8: 0.35, 4096: 0.78, 65536: 14.4, 1048576: 220.0}
+        code, report = self.report(*self.pair(sweep('mpi_host', MPI_SWEEP),
+                                              sweep('mpi_host', slow_large)))
+        summary = {s['size_class']: s for s in report['summary']}
+        self.assertEqual(summary['small']['rows'], 2)
+        self.assertAlmostEqual(summary['small']['ratio'], 1.0)
+        self.assertEqual(summary['large']['rows'], 2)
+        self.assertAlmostEqual(summary['large']['ratio'], 2.0)
+
+    def test_filter_limits_the_rows(self):
+        slow = {**MPI_SWEEP, 1048576: 132.0}
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('mpi_host', slow))
+        code, report = self.report(base, new, '--filter', 'bytes:(8|4096)$')
+        self.assertEqual(code, 0)
+        self.assertEqual(list(self.statuses(report)),
+                         ['mpi_host/bytes:8', 'mpi_host/bytes:4096'])
+
+
+class MachineTest(CompareToolCase):
+
+    def variant(self, name, change):
+        doc = json.loads(XFERBENCH_FIXTURE.read_text())
+        change(doc['context'])
+        return self.write(name, doc)
+
+    def test_different_gpus_are_refused_naming_the_fields(self):
+        def h100(context):
+            for device in context['xferbench']['cuda']['devices']:
+                device['name'] = 'NVIDIA H100 80GB HBM3'
+            context['xferbench']['cuda']['driver_version'] = '12.4'
+        result = self.run_tool(XFERBENCH_FIXTURE, self.variant('b.json', h100))
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stdout, '')
+        self.assertIn('different machines', result.stderr)
+        self.assertIn("gpus: 'NVIDIA H200 x2' vs 'NVIDIA H100 80GB HBM3 x2'",
+                      result.stderr)
+        self.assertIn("cuda_driver: '13.0' vs '12.4'", result.stderr)
+        self.assertIn('--cross-machine', result.stderr)
+
+    def test_cross_machine_compares_and_labels_the_report(self):
+        def bigger_world(context):
+            context['xferbench']['world_size'] = 4
+        other = self.variant('b.json', bigger_world)
+        self.assertEqual(self.run_tool(XFERBENCH_FIXTURE, other).returncode, 2)
+        result = self.run_tool(XFERBENCH_FIXTURE, other, '--cross-machine')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(result.stdout.startswith('MACHINE COMPARISON'))
+        code, report = self.report(XFERBENCH_FIXTURE, other, '--cross-machine')
+        self.assertEqual(report['machines'], 'different')
+        self.assertIn({'field': 'world_size', 'base': 2, 'new': 4,
+                       'identity': True}, report['context_diff'])
+
+    def test_same_make_up_on_other_hosts_compares_normally(self):
+        def ci_runner(context):
+            context['host_name'] = 'ci-runner-42'
+            for rank in context['xferbench']['ranks']:
+                rank['host'] = 'ci-runner-42'
+        result = self.run_tool(XFERBENCH_FIXTURE,
+                               self.variant('b.json', ci_runner))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn('MACHINE COMPARISON', result.stdout)
+        self.assertRegex(result.stdout, r'host_name +node1 +ci-runner-42')
+        code, report = self.report(XFERBENCH_FIXTURE,
+                                   self.variant('b.json', ci_runner))
+        self.assertEqual(report['machines'], 'same')
+
+    def test_plain_google_benchmark_files_compare_with_a_note(self):
+        plain = self.write('plain.json', document(
+            sweep('mpi_host', MPI_SWEEP), {'num_cpus': 8}))
+        result = self.run_tool(XFERBENCH_FIXTURE, plain)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn('Machine identity unknown', result.stdout)
+        self.assertIn(f'new file {plain}', result.stdout)
+
+
+class BadInputTest(CompareToolCase):
+
+    def assert_bad_input(self, result, *words):
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stdout, '')
+        for word in words:
+            self.assertIn(word, result.stderr)
+
+    def test_missing_file_is_named(self):
+        result = self.run_tool(XFERBENCH_FIXTURE, 'no/such/run.json')
+        self.assert_bad_input(result, 'new file no/such/run.json',
+                              'no such file')
+
+    def test_file_that_is_not_json_is_named(self):
+        fixture = FIXTURES / 'not_json.json'
+        self.assert_bad_input(self.run_tool(fixture, XFERBENCH_FIXTURE),
+                              f'base file {fixture}', 'not JSON')
+
+    def test_json_without_benchmarks_is_named(self):
+        fixture = FIXTURES / 'no_benchmarks.json'
+        self.assert_bad_input(self.run_tool(XFERBENCH_FIXTURE, fixture),
+                              f'new file {fixture}', 'not a benchmark result')
+
+    def test_empty_benchmark_list_is_bad_input(self):
+        empty = self.write('empty.json', document([]))
+        self.assert_bad_input(self.run_tool(empty, XFERBENCH_FIXTURE),
+                              'empty.json', 'holds no rows')
+
+    def test_nothing_in_common_is_bad_input(self):
+        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
+                              sweep('nccl_sendrecv', MPI_SWEEP))
+        self.assert_bad_input(self.run_tool(base, new), 'no benchmark rows '
+                              'in common')
+
+    def test_bad_flag_values_exit_2(self):
+        for flags in (['--threshold', 'abc'], ['--alpha', '1.5'],
+                      ['--filter', '('], ['--metric', 'speed'],
+                      ['--threshold', '-1']):
+            with self.subTest(flags=flags):
+                result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE,
+                                       *flags)
+                self.assert_bad_input(result, flags[0])
+
+    def test_wrong_number_of_files_exits_2(self):
+        self.assert_bad_input(self.run_tool(XFERBENCH_FIXTURE), 'BASE NEW')
+        self.assert_bad_input(self.run_tool('--base', XFERBENCH_FIXTURE),
+                              '--new')
+
+
+class OutputFormatTest(CompareToolCase):
+
+    def test_markdown_is_a_table_for_pull_requests(self):
+        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE,
+                               '--format', 'markdown')
+        lines = result.stdout.splitlines()
+        self.assertEqual(lines[0], '### xferbench compare')
+        self.assertIn('| benchmark | n | base time | new time | base GB/s | '
+                      'new GB/s | change | p | status |', lines)
+        self.assertIn('| mpi_host/bytes:8 | 5v5 | 351.9 ns | 351.9 ns | '
+                      '0.02273 | 0.02273 | +0.0% | 1.000 | same |', lines)
+
+    def test_text_table_shows_time_and_bandwidth(self):
+        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertRegex(result.stdout,
+                         r'mpi_host/bytes:1048576 +5v5 +110.2 us +110.2 us '
+                         r'+9.513 +9.513 +\+0.0% +1.000 +same')
+
+    def test_tool_runs_as_an_executable(self):
+        self.assertTrue(os.access(TOOL, os.X_OK), 'tools/compare.py not +x')
+        result = subprocess.run([str(TOOL), '--help'], cwd=self.dir,
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0)
+        self.assertIn('--cross-machine', result.stdout)
+
+
+class MannWhitneyTest(unittest.TestCase):
+
+    def test_textbook_example_exact(self):
+        # SciPy's mannwhitneyu example: U1 = 32 - 15 = 17; 7 of the 126
+        # orderings give U <= 3, so p = 2 * 7 / 126.
+        males = [19, 22, 16, 29, 24]
+        females = [20, 11, 17, 12]
+        test = compare.mann_whitney_u(males, females)
+        self.assertEqual((test.u, test.method), (17, 'exact'))
+        self.assertAlmostEqual(test.p, 14 / 126)
+
+    def test_textbook_example_normal_approximation(self):
+        # mu = 10, sigma^2 = 20 * 10 / 12, z = (17 - 10 - 0.5) / sigma.
+        self.assertAlmostEqual(compare.normal_p_value(17, 5, 4, [1] * 9),
+                               0.11134688653314041, places=12)
+
+    def test_ties_use_midranks_and_tie_correction(self):
+        # Ranks: 1 | 2 2 2 -> 3 | 3 3 -> 5.5 | 7 | 8; R1 = 12.5, U = 2.5.
+        # sigma^2 = 16/12 * (9 - (24 + 6) / 56) = 11.2857; z = 5 / 3.35942.
+        test = compare.mann_whitney_u([1, 2, 2, 3], [2, 3, 4, 5])
+        self.assertEqual((test.u, test.method), (2.5, 'normal'))
+        self.assertAlmostEqual(test.p, 0.1366582477, places=9)
+
+    def test_separated_samples_reach_the_smallest_p(self):
+        self.assertAlmostEqual(compare.mann_whitney_u([1, 2, 3],
+                                                      [4, 5, 6]).p, 0.1)
+        self.assertAlmostEqual(compare.mann_whitney_u([4, 5, 6, 7],
+                                                      [1, 2, 3, 0]).p, 2 / 70)
+        self.assertEqual(compare.smallest_p_value(3, 3), 0.1)
+        self.assertEqual(compare.repetitions_needed(0.05), 4)
+
+    def test_identical_samples_give_p_1(self):
+        self.assertEqual(compare.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
+        self.assertEqual(compare.mann_whitney_u([1, 2, 3], [1, 2, 3]).p, 1.0)
+
+    def test_exact_distribution_counts_orderings(self):
+        self.assertEqual(compare.u_distribution(2, 2), (1, 1, 2, 1, 1))
+        self.assertEqual(sum(compare.u_distribution(5, 4)), math.comb(9, 4))
+        self.assertEqual(compare.u_distribution(3, 1), (1, 1, 1, 1))
+
+    def test_midranks(self):
+        ranks, ties = compare.midranks([30, 10, 20, 20])
+        self.assertEqual(ranks, [4, 1, 2.5, 2.5])
+        self.assertEqual(sorted(ties), [1, 1, 2])
+
+
+class NamingTest(unittest.TestCase):
+
+    def test_normalise_name_drops_run_control_components(self):
+        cases = {
+            'mpi_host/bytes:8/manual_time': 'mpi_host/bytes:8',
+            'BM_x/64/iterations:100/repeats:3/real_time': 'BM_x/64',
+            'BM_x/64/min_time:0.050/threads:1': 'BM_x/64',
+            'BM_x/64/threads:8': 'BM_x/64/threads:8',
+        }
+        for name, expected in cases.items():
+            self.assertEqual(compare.normalise_name(name), expected)
+
+    def test_message_size_comes_from_bytes_component(self):
+        self.assertEqual(compare.message_bytes(
+            'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:268435456'),
+            268435456)
+        self.assertIsNone(compare.message_bytes('BM_memcpy/4096'))
+
+
+class RealRunTest(CompareToolCase):
+    """Two real runs: mpirun -np 2 build/xferbench --xfer_sizes=8:1MiB:x8
+    --benchmark_repetitions=3 (mpi_host on an oversubscribed 2-CPU VM)."""
+
+    def test_two_real_runs_match_row_for_row(self):
+        code, report = self.report(REAL_A, REAL_B)
+        self.assertIn(code, (0, 1))
+        self.assertEqual(report['machines'], 'same')
+        self.assertGreater(len(report['rows']), 0)
+        for row in report['rows']:
+            self.assertIn(row['status'], {'same', 'faster', 'slower',
+                                          'not significant'}, row['name'])
+            self.assertEqual(row['base']['n'], row['new']['n'])
+
+    def test_planted_slowdown_in_a_real_run_is_caught(self):
+        doc = json.loads(REAL_A.read_text())
+        victim = max({compare.benchmark_name(r) for r in doc['benchmarks']},
+                     key=compare.message_bytes)
+        for row in doc['benchmarks']:
+            if (compare.benchmark_name(row) == victim
+                    and row.get('aggregate_unit') != 'percentage'):
+                row['real_time'] *= 1.2
+                row['latency_us'] *= 1.2
+                row['GB/s'] /= 1.2
+                row['bytes_per_second'] /= 1.2
+        result = self.run_tool(REAL_A, self.write('slowed.json', doc))
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn(f'1 regression beyond 5%: {victim}', result.stdout)
+
+
+if __name__ == '__main__':
+    unittest.main()
