@@ -1,0 +1,419 @@
+"""Tests for tools/plot.py.
+
+Run from the repository root (or from anywhere with -s pointing here):
+    python3 -m unittest discover -s tests/tools -p 'test_plot*.py'
+The tool runs under sys.executable; image tests are skipped where that
+interpreter has no matplotlib.
+"""
+
+import importlib.util
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TOOL = os.path.join(REPO, "tools", "plot.py")
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "plot")
+SWEEP = os.path.join(FIXTURES, "mpi_host_sweep.json")
+ALL_PAIRS = os.path.join(FIXTURES, "memcpy_peer_allpairs_4gpu.json")
+FAILED_ROW = os.path.join(FIXTURES, "host_staging_failed_row.json")
+
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+NEEDS_MATPLOTLIB = unittest.skipUnless(
+    HAVE_MATPLOTLIB, f"matplotlib not importable by {sys.executable} "
+    "(apt-get install python3-matplotlib)")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def load_tool():
+    """tools/plot.py as a module, without leaving a __pycache__ in tools/."""
+    spec = importlib.util.spec_from_file_location("plot_tool", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = dont_write
+    return module
+
+
+plot = load_tool()
+
+
+def png_size(path):
+    """(width, height) from the IHDR chunk; AssertionError if not a PNG."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == PNG_SIGNATURE, f"{path}: no PNG signature"
+    assert head[12:16] == b"IHDR", f"{path}: first chunk is not IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def result_doc(rows, xferbench=None):
+    context = {"host_name": "cpu-node", "xferbench": xferbench}
+    return {"context": context, "benchmarks": rows}
+
+
+def ok_row(name, gbps, latency_us, **extra):
+    row = {"name": name, "run_name": name, "run_type": "iteration",
+           "repetitions": 1, "repetition_index": 0, "threads": 1,
+           "iterations": 100, "real_time": latency_us, "cpu_time": latency_us,
+           "time_unit": "us", "GB/s": gbps, "batch": 1,
+           "bytes_per_second": gbps * 1e9, "latency_us": latency_us}
+    row.update(extra)
+    return row
+
+
+class ToolTestCase(unittest.TestCase):
+    """Runs the tool in a scratch directory (not the repository root)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return self.path(name)
+
+    def run_tool(self, *args, env=None):
+        return subprocess.run([sys.executable, TOOL, *args], cwd=self.tmp.name,
+                              env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    def assertExit(self, result, status, *in_stderr):
+        self.assertEqual(result.returncode, status, result.stderr)
+        for text in in_stderr:
+            self.assertIn(text, result.stderr)
+
+
+@NEEDS_MATPLOTLIB
+class CurvePlotTest(ToolTestCase):
+
+    def test_sweep_gives_a_non_empty_png(self):
+        result = self.run_tool(SWEEP, "-o", "sweep.png")
+        self.assertExit(result, 0)
+        width, height = png_size(self.path("sweep.png"))
+        self.assertGreater(width, 0)
+        self.assertGreater(height, 0)
+
+    def test_svg_output(self):
+        self.assertExit(self.run_tool(SWEEP, "-o", "sweep.svg"), 0)
+        with open(self.path("sweep.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        self.assertIn("<svg", svg)
+        self.assertIn("mpi_host", svg)
+
+    def test_different_inputs_give_different_images(self):
+        self.assertExit(self.run_tool(SWEEP, "-o", "a.png"), 0)
+        self.assertExit(self.run_tool(ALL_PAIRS, "-o", "b.png"), 0)
+        with open(self.path("a.png"), "rb") as a, \
+                open(self.path("b.png"), "rb") as b:
+            self.assertNotEqual(a.read(), b.read())
+
+    def test_runs_overlaid_with_references(self):
+        result = self.run_tool(SWEEP, FAILED_ROW, ALL_PAIRS, "--reference",
+                               "--filter", "mpi_host|pinned|p2p:on",
+                               "-o", "overlay.png")
+        self.assertExit(result, 0)
+        self.assertGreater(png_size(self.path("overlay.png"))[0], 0)
+
+    def test_failed_row_is_left_out_and_reported(self):
+        result = self.run_tool(FAILED_ROW, "-o", "failed.png")
+        self.assertExit(result, 0, "bytes:67108864",
+                        "validation failed")
+        png_size(self.path("failed.png"))
+
+    def test_filter_matching_nothing_is_an_error(self):
+        result = self.run_tool(SWEEP, "--filter", "^nccl", "-o", "x.png")
+        self.assertExit(result, 2, "no series match --filter")
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_matrix_heatmap_png(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png")
+        self.assertExit(result, 0)
+        self.assertGreater(png_size(self.path("m.png"))[1], 0)
+
+
+class MatrixTextTest(ToolTestCase):
+    ON_256MIB = (
+        "memcpy_peer p2p:on/dir:uni at 256 MiB (268435456 B): "
+        "GB/s, 1 GB = 1e9 B\n"
+        "run: gpu4-node, 4x NVIDIA H200\n"
+        "rows: source GPU, columns: destination GPU\n"
+        "src\\dst       0       1       2       3\n"
+        "      0       -  131.42  130.87  129.95\n"
+        "      1  131.18       -  130.56  130.03\n"
+        "      2  130.74  130.29       -  131.61\n"
+        "      3  129.88  130.12  131.35       -\n")
+
+    def test_default_is_p2p_on_uni_at_largest_size(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix")
+        self.assertExit(result, 0)
+        self.assertEqual(result.stdout, self.ON_256MIB)
+
+    def test_text_flag_prints_the_same_table(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--text")
+        self.assertEqual(result.stdout, self.ON_256MIB)
+
+    def test_size_forms_agree(self):
+        for size in ("1MiB", "1M", "1048576", "1024K", "1mib"):
+            with self.subTest(size=size):
+                result = self.run_tool(ALL_PAIRS, "--matrix", "--size", size)
+                self.assertExit(result, 0)
+                lines = result.stdout.splitlines()
+                self.assertIn("at 1 MiB (1048576 B)", lines[0])
+                self.assertEqual(lines[4].split(),
+                                 ["0", "-", "62.31", "61.87", "61.54"])
+
+    def test_variant_is_selected_and_named(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--variant",
+                               "p2p:off/dir:uni", "--size", "256MiB")
+        self.assertExit(result, 0)
+        lines = result.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("memcpy_peer p2p:off/dir:uni"))
+        self.assertEqual(lines[7].split(),
+                         ["3", "19.03", "19.16", "19.25", "-"])
+
+    def test_failed_pair_shows_as_dash(self):
+        with open(ALL_PAIRS, encoding="utf-8") as f:
+            doc = json.load(f)
+        for row in doc["benchmarks"]:
+            if row["name"].startswith("memcpy_peer/p2p:on/dir:uni/pair:2to3/"
+                                      "bytes:268435456/"):
+                for counter in ("GB/s", "bytes_per_second", "latency_us"):
+                    del row[counter]
+                row.update(error_occurred=True, error_message="mismatch")
+        path = self.write("one_failed.json", json.dumps(doc))
+        result = self.run_tool(path, "--matrix")
+        self.assertExit(result, 0)
+        self.assertEqual(result.stdout.splitlines()[6].split(),
+                         ["2", "130.74", "130.29", "-", "-"])
+
+    def test_variant_with_path(self):
+        result = self.run_tool(FAILED_ROW, "--matrix", "--variant",
+                               "host_staging/host:pinned/mode:pipelined")
+        self.assertExit(result, 0)
+        lines = result.stdout.splitlines()
+        self.assertTrue(lines[0].startswith(
+            "host_staging host:pinned/mode:pipelined at 1 GiB"))
+        self.assertEqual(lines[4].split()[:2], ["0", "-"])
+
+    def test_unknown_variant_lists_those_present(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--variant",
+                               "p2p:on/dir:bi")
+        self.assertExit(result, 2, "p2p:on/dir:bi", "p2p:off/dir:uni")
+
+    def test_size_not_in_run_lists_those_present(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--size", "1G")
+        self.assertExit(result, 2, "1 GiB", "sizes present: 1 MiB, 256 MiB")
+
+    def test_text_written_to_output_file(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--text", "-o", "m.txt")
+        self.assertExit(result, 0)
+        with open(self.path("m.txt"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), self.ON_256MIB)
+
+
+class BadInputTest(ToolTestCase):
+
+    def test_missing_file(self):
+        result = self.run_tool("no_such_run.json", "-o", "x.png")
+        self.assertExit(result, 2, "no_such_run.json", "cannot read")
+
+    def test_not_json(self):
+        bad = self.write("notes.json", "this is not JSON\n")
+        self.assertExit(self.run_tool(bad, "-o", "x.png"), 2,
+                        "notes.json", "not JSON")
+
+    def test_json_without_benchmarks(self):
+        other = self.write("other.json", '{"context": {}}')
+        self.assertExit(self.run_tool(other, "-o", "x.png"), 2,
+                        "other.json", "no 'benchmarks' list")
+
+    def test_no_plottable_rows(self):
+        rows = [{"name": "mpi_host/bytes:8/manual_time",
+                 "run_type": "iteration", "error_occurred": True,
+                 "error_message": "MPI_Send failed", "iterations": 0,
+                 "real_time": 0.0, "cpu_time": 0.0, "time_unit": "us"}]
+        empty = self.write("all_failed.json", json.dumps(result_doc(rows)))
+        self.assertExit(self.run_tool(empty, "-o", "x.png"), 2,
+                        "all_failed.json", "no plottable rows")
+        self.assertExit(self.run_tool(empty, "--matrix"), 2,
+                        "all_failed.json", "no plottable rows")
+
+    def test_bad_size(self):
+        for size in ("lots", "1.5G", "1GB", "-4"):
+            with self.subTest(size=size):
+                result = self.run_tool(ALL_PAIRS, "--matrix", "--size", size)
+                self.assertExit(result, 2, "bad size")
+
+    def test_bad_image_name(self):
+        self.assertExit(self.run_tool(SWEEP, "-o", "plot.txt"), 2,
+                        "plot.txt", ".png")
+
+    def test_curves_need_an_output(self):
+        self.assertExit(self.run_tool(SWEEP), 2, "-o")
+
+
+class WithoutMatplotlibTest(ToolTestCase):
+    """A PYTHONPATH entry whose matplotlib raises ImportError hides the
+    real one."""
+
+    def setUp(self):
+        super().setUp()
+        fake = os.path.join(self.tmp.name, "fake", "matplotlib")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("raise ImportError('hidden by test_plot.py')\n")
+        self.env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
+
+    def test_curves_exit_2_with_install_hint(self):
+        result = self.run_tool(SWEEP, "-o", "x.png", env=self.env)
+        self.assertExit(result, 2, "matplotlib",
+                        "apt-get install python3-matplotlib")
+        self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_heatmap_exit_2_with_install_hint(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png",
+                               env=self.env)
+        self.assertExit(result, 2, "apt-get install python3-matplotlib")
+
+    def test_text_matrix_still_works(self):
+        result = self.run_tool(ALL_PAIRS, "--matrix", env=self.env)
+        self.assertExit(result, 0)
+        self.assertEqual(result.stdout, MatrixTextTest.ON_256MIB)
+
+
+class LoadingTest(ToolTestCase):
+    """The rules that decide which number a point shows."""
+
+    def series_of(self, rows):
+        return plot.series_points(result_doc(rows))
+
+    def test_series_key_drops_size_and_manual_time(self):
+        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
+        key = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
+        self.assertEqual(len(series), 24)
+        self.assertEqual(sorted(series[key]), [1 << 20, 256 << 20])
+
+    def test_nan_and_infinity_tokens_load(self):
+        text = ('{"context": {"host_name": "nan-host"}, "benchmarks": ['
+                '{"name": "mpi_host/bytes:8/manual_time", "run_type": '
+                '"iteration", "real_time": 0.5, "time_unit": "us", '
+                '"GB/s": nan, "bytes_per_second": -nan, "latency_us": inf},'
+                '{"name": "mpi_host/bytes:16/manual_time", "run_type": '
+                '"iteration", "real_time": 1.5, "time_unit": "us", '
+                '"GB/s": NaN, "bytes_per_second": Infinity, '
+                '"latency_us": -Infinity, "label": "nan inf"}]}')
+        path = self.write("nonfinite.json", text)
+        doc = plot.load_result(path)
+        self.assertEqual(doc["context"]["host_name"], "nan-host")
+        self.assertEqual(doc["benchmarks"][1]["label"], "nan inf")
+        series, _ = plot.series_points(doc)
+        # Non-finite counters fall back to real_time; bandwidth is unknown.
+        self.assertEqual(series["mpi_host"][8], (None, 0.5))
+        self.assertEqual(series["mpi_host"][16], (None, 1.5))
+
+    def test_median_of_repetitions_ignores_aggregates(self):
+        name = "mpi_host/bytes:1024/manual_time"
+        rows = [ok_row(name, g, 1024 / g / 1e3, repetition_index=i)
+                for i, g in enumerate((4.0, 9.0, 5.0))]
+        rows.append(ok_row(name + "_median", 99.0, 0.01,
+                           run_name=name, run_type="aggregate",
+                           aggregate_name="median"))
+        series, _ = self.series_of(rows)
+        gbps, latency = series["mpi_host"][1024]
+        self.assertEqual(gbps, 5.0)
+        self.assertAlmostEqual(latency, 1024 / 5.0 / 1e3)
+
+    def test_median_aggregate_used_when_alone(self):
+        name = "mpi_host/bytes:64/manual_time"
+        rows = [ok_row(name + "_" + agg, g, 64 / g / 1e3, run_name=name,
+                       run_type="aggregate", aggregate_name=agg)
+                for agg, g in (("mean", 3.0), ("median", 2.0),
+                               ("stddev", 0.5))]
+        series, _ = self.series_of(rows)
+        self.assertEqual(series["mpi_host"][64][0], 2.0)
+
+    def test_fallbacks_bytes_per_second_and_real_time(self):
+        row = {"name": "nccl_sendrecv/bytes:4096/manual_time",
+               "run_type": "iteration", "real_time": 2500.0,
+               "time_unit": "ns", "bytes_per_second": 1.6384e9}
+        series, _ = self.series_of([row])
+        gbps, latency = series["nccl_sendrecv"][4096]
+        self.assertAlmostEqual(gbps, 1.6384)
+        self.assertEqual(latency, 2.5)
+
+    def test_failed_and_skipped_rows_are_counted_not_plotted(self):
+        rows = [ok_row("mpi_host/bytes:8/manual_time", 0.04, 0.2),
+                {"name": "mpi_host/bytes:16/manual_time",
+                 "error_occurred": True, "error_message": "boom"},
+                {"name": "nccl_sendrecv/bytes:8/manual_time",
+                 "skipped": True, "skip_message": "no GPU"}]
+        series, failed = self.series_of(rows)
+        self.assertEqual(list(series), ["mpi_host"])
+        self.assertEqual(list(series["mpi_host"]), [8])
+        self.assertEqual(len(failed), 2)
+        self.assertIn("boom", failed[0])
+
+    def test_labels_from_context_and_unique(self):
+        doc = plot.load_result(SWEEP)
+        self.assertEqual(plot.run_label(doc, SWEEP),
+                         "gpu2-node, 2x NVIDIA H200")
+        self.assertEqual(plot.run_label({"context": {}}, "/x/run.json"),
+                         "run.json")
+        self.assertEqual(
+            plot.unique_labels(["a", "a", "b"], ["/1/r.json", "/2/r.json",
+                                                 "s.json"]),
+            ["a (r.json) #1", "a (r.json) #2", "b"])
+
+    def test_parse_size_forms(self):
+        self.assertEqual(plot.parse_size("256MiB"), 268435456)
+        self.assertEqual(plot.parse_size("268435456"), 268435456)
+        self.assertEqual(plot.parse_size("1G"), 1 << 30)
+        self.assertEqual(plot.parse_size("8"), 8)
+
+
+class ReferenceLineTest(unittest.TestCase):
+
+    def run_from(self, path, keep):
+        runs = plot.load_runs([path])
+        plot.filter_series(runs, plot.re.compile(keep))
+        return runs[0]
+
+    def test_nvlink_from_pair_count_on_h200(self):
+        lines = plot.reference_lines(self.run_from(ALL_PAIRS, "p2p:on"))
+        self.assertEqual(lines, [(150.0, "theoretical NVLink4 x6: 150 GB/s "
+                                         "per direction")])
+
+    def test_pcie_for_host_staging_and_p2p_off(self):
+        for path, keep in ((FAILED_ROW, "pinned"), (ALL_PAIRS, "p2p:off")):
+            with self.subTest(path=path):
+                rates = [r for r, _ in plot.reference_lines(
+                    self.run_from(path, keep))]
+                self.assertIn(63.0, rates)
+
+    def test_none_without_gpu_context(self):
+        run = plot.Run("x.json", "x", {}, {"memcpy_peer/pair:0to1": {}}, [])
+        self.assertEqual(plot.reference_lines(run), [])
+
+    def test_none_for_an_unknown_gpu_model(self):
+        context = {"cuda": {"devices": [{"index": 0, "name": "Tesla T4"}],
+                            "pairs": [{"src": 0, "dst": 1, "link": "NVLink",
+                                       "nvlink_count": 2}]}}
+        run = plot.Run("x.json", "x", context,
+                       {"memcpy_peer/pair:0to1": {}}, [])
+        self.assertEqual(plot.reference_lines(run), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

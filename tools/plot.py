@@ -1,0 +1,739 @@
+#!/usr/bin/env python3
+"""Plot xferbench result files (see docs/plot.md).
+
+Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf
+         bandwidth and one-way latency against message size, one line per
+         path and variant, several runs overlaid.
+Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
+         GB/s per (source, destination) GPU from an all-pairs run, as a
+         heatmap (-o) or as a text table (no -o, or --text); the text table
+         needs only the standard library.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import textwrap
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+EXIT_BAD_INPUT = 2
+DEFAULT_VARIANT = "p2p:on/dir:uni"
+DEFAULT_MATRIX_PATH = "memcpy_peer"
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+CORNER = "src\\dst"  # top-left cell of the text matrix
+TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+BINARY_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10,
+                 "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30}
+
+# Theoretical link rates, GB/s (1e9 B/s) per direction; docs/plot.md says
+# where each figure comes from.
+NVLINK_GB_PER_LINK = {"NVLink3": 25.0, "NVLink4": 25.0, "NVLink5": 50.0}
+PCIE_X16_GB = {"Gen4": 31.5, "Gen5": 63.0}  # 16/32 GT/s x16, 128b/130b
+GPU_LINKS = (  # GPU model -> (NVLink generation, PCIe generation to host)
+    (re.compile(r"\bA100\b"), "NVLink3", "Gen4"),
+    (re.compile(r"\bH100\b"), "NVLink4", "Gen5"),
+    (re.compile(r"\bH200\b"), "NVLink4", "Gen5"),
+    (re.compile(r"\bB200\b"), "NVLink5", None),
+)
+GPU_PEER_PATHS = {"memcpy_peer", "mpi_cuda_aware", "nccl_sendrecv"}
+HOST_PATHS = {"host_staging", "mpi_staged"}
+
+MATPLOTLIB_HINT = (
+    "matplotlib is needed to draw images, and {python} cannot import it "
+    "({error}).\n  Install it: apt-get install python3-matplotlib (Debian, "
+    "Ubuntu) or python3 -m pip install matplotlib.\n  The text matrix "
+    "(--matrix --text) works without it.")
+
+
+class InputError(Exception):
+    """A problem with what the user gave us: one message, exit status 2."""
+
+
+@dataclass
+class Run:
+    """One result file, reduced to what the charts need."""
+    file: str
+    label: str
+    context: dict   # context.xferbench, {} when absent
+    series: dict    # {series key: {size: (GB/s or None, latency us or None)}}
+    failed: list    # 'name: message' of each failed row left out
+
+
+# ---------------------------------------------------------------- loading
+
+# A JSON string (kept as is) or a bare nan/inf token, as C++ streams print.
+_NONFINITE_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|(-?)\b(nan|inf(?:inity)?)\b', re.IGNORECASE)
+
+
+def _standard_nonfinite(match):
+    if match.group(2) is None:
+        return match.group(0)
+    if match.group(2).lower() == "nan":
+        return "NaN"
+    return match.group(1) + "Infinity"
+
+
+def parse_result_text(text):
+    """json.loads that also takes nan, -nan, inf, NaN and Infinity."""
+    return json.loads(_NONFINITE_TOKEN.sub(_standard_nonfinite, text))
+
+
+def load_result(path):
+    """The result document in `path`; InputError if it is not one."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        doc = parse_result_text(text)
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"),
+                                                   list):
+        raise InputError(
+            f"{path}: not an xferbench result (no 'benchmarks' list)")
+    return doc
+
+
+def xferbench_context(doc):
+    context = doc.get("context")
+    if not isinstance(context, dict):
+        return {}
+    xferbench = context.get("xferbench")
+    return xferbench if isinstance(xferbench, dict) else {}
+
+
+# ---------------------------------------------------------------- rows
+
+def split_name(name):
+    """'PATH/VARIANT.../bytes:N/manual_time' -> ('PATH/VARIANT...', N)."""
+    kept, size = [], None
+    for part in name.split("/"):
+        if part == "manual_time":
+            continue
+        if part.startswith("bytes:") and part[6:].isdigit():
+            size = int(part[6:])
+        else:
+            kept.append(part)
+    return "/".join(kept), size
+
+
+def is_failed(row):
+    return bool(row.get("error_occurred") or row.get("skipped"))
+
+
+def _finite(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def row_bandwidth(row):
+    """GB/s (1e9 B/s): the GB/s counter, else bytes_per_second."""
+    gbps = _finite(row.get("GB/s"))
+    if gbps is None:
+        bytes_per_second = _finite(row.get("bytes_per_second"))
+        gbps = None if bytes_per_second is None else bytes_per_second / 1e9
+    return gbps
+
+
+def row_latency(row):
+    """One-way time in us: the latency_us counter, else real_time."""
+    latency = _finite(row.get("latency_us"))
+    if latency is None:
+        real_time = _finite(row.get("real_time"))
+        scale = TIME_UNIT_TO_US.get(row.get("time_unit", "ns"))
+        if real_time is not None and scale is not None and real_time > 0:
+            latency = real_time * scale
+    return latency
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def describe_failure(row):
+    message = row.get("error_message") or row.get("skip_message") or "failed"
+    return f"{row.get('name')}: {message}"
+
+
+def group_rows(doc):
+    """Successful rows per (series, size): iteration rows, median rows;
+    and the failed rows."""
+    iterations, medians, failed = defaultdict(list), {}, []
+    for row in doc["benchmarks"]:
+        if not isinstance(row, dict):
+            continue
+        key, size = split_name(str(row.get("run_name") or row.get("name")))
+        if size is None:
+            continue
+        if row.get("run_type") == "aggregate":
+            if row.get("aggregate_name") == "median" and not is_failed(row):
+                medians[(key, size)] = row
+        elif is_failed(row):
+            failed.append(describe_failure(row))
+        else:
+            iterations[(key, size)].append(row)
+    return iterations, medians, failed
+
+
+def series_points(doc):
+    """{series key: {size: (GB/s, latency us)}} and the failed rows.
+
+    With repetitions the point is the median of the iteration rows; the
+    median aggregate row is used only where no iteration rows exist.
+    """
+    iterations, medians, failed = group_rows(doc)
+    series = defaultdict(dict)
+    for key_size in set(iterations) | set(medians):
+        rows = iterations.get(key_size) or [medians[key_size]]
+        gbps = median_or_none(row_bandwidth(r) for r in rows)
+        latency = median_or_none(row_latency(r) for r in rows)
+        if gbps is not None or latency is not None:
+            key, size = key_size
+            series[key][size] = (gbps, latency)
+    return dict(series), failed
+
+
+# ---------------------------------------------------------------- labels
+
+def gpu_name(xferbench):
+    """Rank 0's GPU model, with a count when the run saw several GPUs."""
+    cuda = xferbench.get("cuda") or {}
+    devices = [d for d in cuda.get("devices") or [] if isinstance(d, dict)]
+    if not devices:
+        return None
+    ranks = xferbench.get("ranks") or [{}]
+    index = ranks[0].get("gpu") if isinstance(ranks[0], dict) else None
+    device = next((d for d in devices if d.get("index") == index),
+                  devices[0])
+    name = device.get("name")
+    if name and len(devices) > 1 and all(d.get("name") == name
+                                         for d in devices):
+        return f"{len(devices)}x {name}"
+    return name
+
+
+def run_label(doc, path):
+    """'host of rank 0, GPU name', falling back to host_name, file name."""
+    xferbench = xferbench_context(doc)
+    ranks = xferbench.get("ranks") or [{}]
+    host = ranks[0].get("host") if isinstance(ranks[0], dict) else None
+    host = host or (doc.get("context") or {}).get("host_name")
+    parts = [p for p in (host, gpu_name(xferbench)) if p]
+    return ", ".join(parts) if parts else os.path.basename(path)
+
+
+def unique_labels(labels, files):
+    """Add the file name, then a number, to labels that are not unique."""
+    counts = Counter(labels)
+    labels = [f"{label} ({os.path.basename(file)})" if counts[label] > 1
+              else label for label, file in zip(labels, files)]
+    counts = Counter(labels)
+    seen = Counter()
+    unique = []
+    for label in labels:
+        seen[label] += 1
+        unique.append(f"{label} #{seen[label]}" if counts[label] > 1
+                      else label)
+    return unique
+
+
+def software_line(xferbench):
+    """'xferbench 0.1.0 @3f9c2ab, CUDA 13.0, NCCL 2.28.3, Open MPI v4.1.6'."""
+    parts = []
+    if xferbench.get("harness_version"):
+        revision = xferbench.get("git_revision")
+        parts.append(f"xferbench {xferbench['harness_version']}"
+                     + (f" @{revision}" if revision else ""))
+    cuda = xferbench.get("cuda") or {}
+    if cuda.get("runtime_version"):
+        parts.append(f"CUDA {cuda['runtime_version']}")
+    nccl = xferbench.get("nccl") or {}
+    if nccl.get("version"):
+        parts.append(f"NCCL {nccl['version']}")
+    mpi = xferbench.get("mpi") or {}
+    if mpi.get("library"):
+        parts.append(str(mpi["library"]).split(",")[0])
+    if xferbench.get("world_size"):
+        parts.append(f"{xferbench['world_size']} rank(s)")
+    return ", ".join(parts)
+
+
+def load_runs(files):
+    """Every file as a Run; InputError for one with nothing to plot."""
+    docs = [load_result(f) for f in files]
+    labels = unique_labels([run_label(d, f) for d, f in zip(docs, files)],
+                           files)
+    runs = []
+    for doc, file, label in zip(docs, files, labels):
+        series, failed = series_points(doc)
+        if not series:
+            raise InputError(
+                f"{file}: no plottable rows (of {len(doc['benchmarks'])} "
+                f"rows, {len(failed)} failed; a plottable row is named "
+                "PATH[/VARIANT...]/bytes:N/manual_time and has a time)")
+        runs.append(Run(file, label, xferbench_context(doc), series, failed))
+    return runs
+
+
+def filter_series(runs, pattern):
+    for run in runs:
+        run.series = {k: v for k, v in run.series.items()
+                      if pattern.search(k)}
+    if not any(run.series for run in runs):
+        raise InputError(f"no series match --filter '{pattern.pattern}'")
+
+
+# ---------------------------------------------------------------- sizes
+
+def parse_size(text):
+    """'256MiB', '256M', '268435456' or '1G' -> bytes (binary suffixes)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2).lower() not in SIZE_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"bad size '{text}': give bytes (268435456) or a number with "
+            "K/KiB, M/MiB or G/GiB (256MiB, 1G)")
+    return int(match.group(1)) * SIZE_SUFFIXES[match.group(2).lower()]
+
+
+def format_size(size):
+    for unit_bytes, unit in BINARY_UNITS:
+        if size >= unit_bytes:
+            return f"{size / unit_bytes:g} {unit}"
+    return f"{size:g} B"
+
+
+# ---------------------------------------------------------------- references
+
+def gpu_links(xferbench):
+    """(NVLink generation, PCIe generation) of rank 0's GPU model."""
+    name = gpu_name(xferbench) or ""
+    for pattern, nvlink, pcie in GPU_LINKS:
+        if pattern.search(name):
+            return nvlink, pcie
+    return None, None
+
+
+def reference_lines(run):
+    """[(GB/s, label)]: theoretical rates of the links this run's series use,
+    drawn only where the context says which link and which GPU."""
+    nvlink, pcie = gpu_links(run.context)
+    pairs = [p for p in (run.context.get("cuda") or {}).get("pairs") or []
+             if isinstance(p, dict)]
+    paths = {key.split("/")[0] for key in run.series}
+    lines = []
+    if nvlink and paths & GPU_PEER_PATHS:
+        counts = {p.get("nvlink_count") for p in pairs
+                  if p.get("link") == "NVLink"}
+        for count in sorted(c for c in counts
+                            if isinstance(c, int) and c > 0):
+            rate = count * NVLINK_GB_PER_LINK[nvlink]
+            lines.append((rate, f"theoretical {nvlink} x{count}: "
+                                f"{rate:g} GB/s per direction"))
+    pcie_peer = paths & GPU_PEER_PATHS and (
+        any(p.get("link") == "PCIe" for p in pairs)
+        or any("p2p:off" in key.split("/") for key in run.series))
+    if pcie and (paths & HOST_PATHS or pcie_peer):
+        rate = PCIE_X16_GB[pcie]
+        lines.append((rate, f"theoretical PCIe {pcie} x16: "
+                            f"{rate:g} GB/s per direction"))
+    return lines
+
+
+# ---------------------------------------------------------------- matrix
+
+@dataclass
+class Matrix:
+    label: str
+    path: str
+    variant: str
+    size: int
+    cells: list     # cells[src][dst]: GB/s or None
+
+    def title(self):
+        return f"{self.path} {self.variant} at {format_size(self.size)}"
+
+
+def split_variant(spec):
+    """'p2p:on/dir:uni' -> (memcpy_peer, ...); 'host_staging/...' too."""
+    parts = [p for p in spec.split("/") if p]
+    if parts and ":" not in parts[0]:
+        return parts[0], parts[1:]
+    return DEFAULT_MATRIX_PATH, parts
+
+
+def pair_of(part):
+    match = re.fullmatch(r"pair:(\d+)to(\d+)", part)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def pair_bandwidths(run, path, variant_parts):
+    """{(src, dst): {size: GB/s}} for the series path/variant/pair:AtoB."""
+    found = {}
+    for key, points in run.series.items():
+        parts = key.split("/")
+        pairs = [pair_of(p) for p in parts if pair_of(p)]
+        rest = [p for p in parts[1:] if not pair_of(p)]
+        bandwidths = {size: gbps for size, (gbps, _) in points.items()
+                      if gbps is not None}
+        if parts[0] == path and len(pairs) == 1 and bandwidths \
+                and sorted(rest) == sorted(variant_parts):
+            found[pairs[0]] = bandwidths
+    return found
+
+
+def variants_present(run, path):
+    keys = {"/".join(p for p in key.split("/")[1:] if not pair_of(p))
+            for key in run.series
+            if key.split("/")[0] == path and "/pair:" in key}
+    return ", ".join(sorted(keys)) or "none"
+
+
+def build_matrix(run, variant_spec, size):
+    path, variant_parts = split_variant(variant_spec)
+    variant = "/".join(variant_parts)
+    pairs = pair_bandwidths(run, path, variant_parts)
+    if not pairs:
+        raise InputError(
+            f"{run.file}: no {path} pair rows for variant '{variant}' "
+            f"(variants present: {variants_present(run, path)})")
+    sizes = sorted({s for points in pairs.values() for s in points})
+    size = sizes[-1] if size is None else size
+    if size not in sizes:
+        present = ", ".join(format_size(s) for s in sizes)
+        raise InputError(f"{run.file}: no {path} {variant} rows at "
+                         f"{format_size(size)} (sizes present: {present})")
+    count = 1 + max(max(pair) for pair in pairs)
+    cells = [[pairs.get((src, dst), {}).get(size) for dst in range(count)]
+             for src in range(count)]
+    return Matrix(run.label, path, variant, size, cells)
+
+
+def matrix_text(matrix):
+    """A table like p2pBandwidthLatencyTest's: rows source, columns dest."""
+    values = [f"{v:.2f}" for row in matrix.cells for v in row
+              if v is not None]
+    width = max(8, 2 + max(len(v) for v in values))
+    lines = [f"{matrix.title()} ({matrix.size} B): GB/s, 1 GB = 1e9 B",
+             f"run: {matrix.label}",
+             "rows: source GPU, columns: destination GPU",
+             f"{CORNER:>7}" + "".join(
+                 f"{dst:>{width}}" for dst in range(len(matrix.cells)))]
+    for src, row in enumerate(matrix.cells):
+        lines.append(f"{src:>7}" + "".join(
+            f"{'-' if v is None else format(v, '.2f'):>{width}}"
+            for v in row))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- drawing
+
+def import_pyplot():
+    """pyplot on the headless Agg backend; InputError with a hint if absent."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError as e:
+        raise InputError(MATPLOTLIB_HINT.format(python=sys.executable,
+                                                error=e)) from None
+    return pyplot
+
+
+def format_size_axis(ax, sizes):
+    """log2 axis; labelled ticks (8 B, 64 B, ... 1 GiB) at most ~10 of them."""
+    from matplotlib.ticker import NullFormatter
+    low = math.floor(math.log2(min(sizes)))
+    high = math.ceil(math.log2(max(sizes)))
+    exponents = range(low, high + 1)
+    stride = max(1, math.ceil(len(exponents) / 10))
+    major = [2 ** e for e in exponents if e % stride == 0] or [2 ** low]
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(2 ** (low - 0.4), 2 ** (high + 0.4))
+    ax.set_xticks(major)
+    ax.set_xticklabels([format_size(s) for s in major])
+    ax.set_xticks([2 ** e for e in exponents], minor=True)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("message size (KiB = 1024 B)")
+
+
+def format_latency_axis(ax):
+    from matplotlib.ticker import FuncFormatter
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.set_ylabel("one-way latency (us)")
+    ax.set_title("One-way latency (lower is better)")
+
+
+def series_colors(pyplot, keys):
+    """tab10 for up to 10 series, else distinct colors spread over turbo."""
+    if len(keys) <= 10:
+        cmap = pyplot.get_cmap("tab10")
+        return {key: cmap(i) for i, key in enumerate(keys)}
+    cmap = pyplot.get_cmap("turbo")
+    return {key: cmap(0.05 + 0.9 * i / (len(keys) - 1))
+            for i, key in enumerate(keys)}
+
+
+def draw_series(ax_bw, ax_lat, run, index, colors, several_runs):
+    linestyles, markers = ("-", "--", ":", "-."), ("o", "s", "^", "D")
+    for key in sorted(run.series):
+        points = sorted(run.series[key].items())
+        label = f"{key}  [{run.label}]" if several_runs else key
+        style = dict(color=colors[key], label=label, linewidth=1.5,
+                     linestyle=linestyles[index % len(linestyles)],
+                     marker=markers[index % len(markers)], markersize=3.5)
+        bw = [(s, g) for s, (g, _) in points if g is not None]
+        lat = [(s, t) for s, (_, t) in points if t is not None and t > 0]
+        if bw:
+            ax_bw.plot(*zip(*bw), **style)
+        if lat:
+            ax_lat.plot(*zip(*lat), **style)
+
+
+def draw_references(ax, runs):
+    lines = {}
+    for run in runs:
+        lines.update({label: rate for rate, label in reference_lines(run)})
+    dashes = ((0, (6, 3)), (0, (2, 2)), (0, (8, 2, 2, 2)))
+    for i, (label, rate) in enumerate(sorted(lines.items(),
+                                             key=lambda item: -item[1])):
+        ax.axhline(rate, color="0.35", linewidth=1.2, label=label,
+                   linestyle=dashes[i % len(dashes)])
+    return len(lines)
+
+
+def failed_note(runs):
+    failed = [run for run in runs if run.failed]
+    if not failed:
+        return None
+    total = sum(len(run.failed) for run in failed)
+    where = "; ".join(f"{os.path.basename(r.file)}: {len(r.failed)}"
+                      for r in failed)
+    return (f"{total} failed row{'s' if total > 1 else ''} left out "
+            f"({where})")
+
+
+def legend_entries(*axes):
+    """Handles and labels of all axes, each label once."""
+    handles, labels = [], []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    return handles, labels
+
+
+def report_failures(runs):
+    for run in runs:
+        for failure_text in run.failed:
+            print(f"plot.py: note: {run.file}: left out failed row "
+                  f"{failure_text}", file=sys.stderr)
+
+
+def curves_title(runs):
+    if len(runs) == 1:
+        return f"xferbench: {runs[0].label}"
+    return f"xferbench: {len(runs)} runs compared"
+
+
+def label_axes(ax_bw, ax_lat, sizes):
+    for ax in (ax_bw, ax_lat):
+        format_size_axis(ax, sizes)
+        ax.grid(True, which="major", alpha=0.45)
+        ax.grid(True, which="minor", alpha=0.15)
+    ax_bw.set_ylim(bottom=0)
+    ax_bw.set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
+    ax_bw.set_title("Bandwidth (higher is better)")
+    format_latency_axis(ax_lat)
+
+
+def add_heading(fig, runs):
+    """Title, one line per run (versions), and the failed-row note."""
+    lines = [f"{run.label}: {software_line(run.context)}"
+             for run in runs if software_line(run.context)]
+    note = failed_note(runs)
+    if note:
+        report_failures(runs)
+        lines.append(f"Note: {note}")
+    # Placed above the axes; bbox_inches="tight" keeps it in the image.
+    if lines:
+        fig.text(0.5, 1.0, "\n".join(lines), ha="center", va="bottom",
+                 fontsize=9, color="0.3")
+    fig.suptitle(curves_title(runs), fontsize=14, fontweight="bold",
+                 va="bottom", y=1.01 + 0.032 * len(lines))
+
+
+def add_legend(fig, ax_bw, ax_lat):
+    """One legend for both panels, below them."""
+    handles, labels = legend_entries(ax_bw, ax_lat)
+    columns = 1 if len(labels) <= 4 else 2 if len(labels) <= 16 else 3
+    fig.legend(handles, labels, loc="upper center", frameon=False,
+               bbox_to_anchor=(0.5, 0.0), ncol=columns, fontsize=9)
+
+
+def render_curves(runs, out, with_references):
+    pyplot = import_pyplot()
+    fig, (ax_bw, ax_lat) = pyplot.subplots(1, 2, figsize=(13, 5))
+    colors = series_colors(pyplot, sorted({key for run in runs
+                                           for key in run.series}))
+    for index, run in enumerate(runs):
+        draw_series(ax_bw, ax_lat, run, index, colors, len(runs) > 1)
+    if with_references and not draw_references(ax_bw, runs):
+        print("plot.py: note: no reference line: the context names no "
+              "link rate this tool knows for these series", file=sys.stderr)
+    label_axes(ax_bw, ax_lat, [size for run in runs
+                               for points in run.series.values()
+                               for size in points])
+    add_heading(fig, runs)
+    add_legend(fig, ax_bw, ax_lat)
+    fig.tight_layout()
+    save_figure(pyplot, fig, out)
+
+
+def render_matrices(matrices, out):
+    pyplot = import_pyplot()
+    count = len(matrices)
+    fig, axes = pyplot.subplots(1, count, figsize=(1.5 + 5 * count, 5),
+                                squeeze=False)
+    values = [v for m in matrices for row in m.cells for v in row
+              if v is not None]
+    vmax = max(values)
+    cmap = pyplot.get_cmap("viridis").copy()
+    cmap.set_bad("0.88")
+    for ax, matrix in zip(axes[0], matrices):
+        # imshow masks NaN: absent cells take the colormap's "bad" grey.
+        data = [[math.nan if v is None else v for v in row]
+                for row in matrix.cells]
+        image = ax.imshow(data, cmap=cmap, vmin=0, vmax=vmax)
+        annotate_cells(ax, matrix.cells, vmax)
+        ticks = range(len(matrix.cells))
+        ax.set_xticks(ticks)
+        ax.set_yticks(ticks)
+        ax.set_xlabel("destination GPU")
+        ax.set_ylabel("source GPU")
+        label = "\n".join(textwrap.wrap(matrix.label, 48))
+        ax.set_title(f"{label}\n{matrix.title()}", fontsize=10)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.85,
+                 label="bandwidth (GB/s, 1 GB = 1e9 B)")
+    fig.suptitle("xferbench: GPU pair bandwidth", fontsize=13,
+                 fontweight="bold", va="bottom", y=1.0)
+    save_figure(pyplot, fig, out)
+
+
+def annotate_cells(ax, cells, vmax):
+    for src, row in enumerate(cells):
+        for dst, value in enumerate(row):
+            text = "-" if value is None else f"{value:.1f}"
+            dark = value is not None and value < 0.6 * vmax
+            ax.text(dst, src, text, ha="center", va="center", fontsize=9,
+                    color="white" if dark else "black")
+
+
+def save_figure(pyplot, fig, out):
+    try:
+        fig.savefig(out, dpi=150, bbox_inches="tight")
+    except OSError as e:
+        raise InputError(f"{out}: cannot write: {e.strerror}") from None
+    finally:
+        pyplot.close(fig)
+
+
+# ---------------------------------------------------------------- command
+
+def regex(text):
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"bad regex '{text}': {e}")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="plot.py", description="Plot xferbench result files: "
+        "bandwidth and latency against message size, or the GPU pair "
+        "matrix. See docs/plot.md.")
+    parser.add_argument("runs", nargs="+", metavar="RUN.json",
+                        help="xferbench --benchmark_out files")
+    parser.add_argument("-o", "--output", metavar="OUT",
+                        help="image to write (.png, .svg or .pdf); with "
+                        "--matrix --text, the text file to write")
+    parser.add_argument("--filter", type=regex, metavar="REGEX",
+                        help="plot only series whose key matches (re.search)")
+    parser.add_argument("--reference", action="store_true",
+                        help="draw theoretical link rates the context knows")
+    parser.add_argument("--matrix", action="store_true",
+                        help="GB/s per (source, destination) GPU pair")
+    parser.add_argument("--text", action="store_true",
+                        help="with --matrix: a text table, even with -o")
+    parser.add_argument("--size", type=parse_size, metavar="SIZE",
+                        help="matrix message size: 256MiB, 268435456, 1G "
+                        "(default: the largest present)")
+    parser.add_argument("--variant", default=DEFAULT_VARIANT,
+                        metavar="[PATH/]VARIANT",
+                        help=f"matrix variant (default {DEFAULT_VARIANT}; "
+                        f"path {DEFAULT_MATRIX_PATH} unless given first)")
+    return parser.parse_args(argv)
+
+
+def check_image_name(out):
+    if out is None:
+        raise InputError("give the image to write with -o OUT.png|OUT.svg")
+    if not out.lower().endswith(IMAGE_SUFFIXES):
+        raise InputError(f"{out}: the image name must end in "
+                         + ", ".join(IMAGE_SUFFIXES))
+
+
+def run_matrix(args, runs):
+    matrices = [build_matrix(run, args.variant, args.size) for run in runs]
+    if args.text or args.output is None:
+        text = "\n".join(matrix_text(m) for m in matrices)
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            try:
+                with open(args.output, "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as e:
+                raise InputError(
+                    f"{args.output}: cannot write: {e.strerror}") from None
+        return 0
+    check_image_name(args.output)
+    render_matrices(matrices, args.output)
+    return 0
+
+
+def run_curves(args, runs):
+    check_image_name(args.output)
+    if args.filter:
+        filter_series(runs, args.filter)
+    render_curves(runs, args.output, args.reference)
+    return 0
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        runs = load_runs(args.runs)
+        return run_matrix(args, runs) if args.matrix else run_curves(args,
+                                                                     runs)
+    except InputError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())
