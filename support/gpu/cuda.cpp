@@ -1,0 +1,126 @@
+#include "cuda.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace xfer::gpu {
+
+std::string error_text(cudaError_t rc) {
+  return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
+}
+
+void raise_cuda_error(cudaError_t rc, const char* call, const char* file, int line) {
+  cudaGetLastError();  // a non-sticky error must not resurface in the next unrelated check
+  raise_call_error(error_text(rc), call, file, line);
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  XFER_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (device != previous_) XFER_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+}
+
+DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : size_(bytes), device_(device) {
+  if (bytes == 0) return;
+  DeviceGuard guard(device);
+  XFER_CUDA_CHECK(cudaMalloc(&data_, bytes));
+}
+
+void DeviceBuffer::reset() noexcept {
+  if (data_) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device_);
+    cudaFree(data_);
+    if (previous >= 0) cudaSetDevice(previous);
+  }
+  data_ = nullptr;
+  size_ = 0;
+  device_ = -1;
+}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : size_(bytes) {
+  if (bytes == 0) return;
+  XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
+}
+
+void PinnedBuffer::reset() noexcept {
+  if (data_) cudaFreeHost(data_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+PageableBuffer::PageableBuffer(std::size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  constexpr std::size_t kPage = 4096;
+  const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  data_ = std::aligned_alloc(kPage, rounded);
+  if (!data_)
+    throw Error(rank_prefix() + "out of host memory: " + std::to_string(bytes) +
+                " bytes of pageable memory");
+  std::memset(data_, 0, rounded);
+}
+
+void PageableBuffer::reset() noexcept {
+  std::free(data_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Stream::Stream(int device) : device_(device) {
+  DeviceGuard guard(device);
+  XFER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+void Stream::synchronize() const { XFER_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+void Stream::reset() noexcept {
+  if (stream_) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device_);
+    cudaStreamDestroy(stream_);
+    if (previous >= 0) cudaSetDevice(previous);
+  }
+  stream_ = nullptr;
+  device_ = -1;
+}
+
+Event::Event(int device, bool timing) : device_(device) {
+  DeviceGuard guard(device);
+  XFER_CUDA_CHECK(
+      cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+}
+
+void Event::record(cudaStream_t stream) const { XFER_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+
+void Event::synchronize() const { XFER_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+void Event::reset() noexcept {
+  if (event_) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device_);
+    cudaEventDestroy(event_);
+    if (previous >= 0) cudaSetDevice(previous);
+  }
+  event_ = nullptr;
+  device_ = -1;
+}
+
+void wait(cudaStream_t stream, const Event& event) {
+  XFER_CUDA_CHECK(cudaStreamWaitEvent(stream, event.get(), 0));
+}
+
+double elapsed_seconds(const Event& start, const Event& stop) {
+  float ms = 0;
+  XFER_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+}  // namespace xfer::gpu

@@ -1,0 +1,215 @@
+// CUDA basics every GPU path shares: error checking and RAII owners for device memory, host
+// memory, streams and events. Nothing here measures; the paths in bench/ compose these.
+//
+// API (namespace xfer::gpu; stable, other paths build on it):
+//   XFER_CUDA_CHECK(call)         throws xfer::Error
+//                                 "rank R: CALL failed: cudaErrorX: text (file:line)"
+//   raise_cuda_error(rc, call, file, line)   what the macro calls; clears the last error
+//   with_context(where, fn)       runs fn; an xfer::Error from it gets " [where]" appended
+//                                 ("[GPU 0 -> GPU 1]"), so a failed row names its devices
+//   DeviceGuard g(device)         cudaSetDevice(device); the previous device at scope end
+//   DeviceBuffer(device, bytes)   cudaMalloc on `device`: data(), size(), device()
+//   PinnedBuffer(bytes)           cudaHostAlloc (portable): data(), size()
+//   PageableBuffer(bytes)         page-aligned malloc, pages touched: data(), size()
+//   Stream(device)                non-blocking stream: get(), device(), synchronize()
+//   Event(device, timing = true)  get(), record(stream), synchronize()
+//   wait(stream, event)           stream waits for the event's last record (any device)
+//   elapsed_seconds(start, stop)  seconds between two recorded timing events of one device
+// All owners are movable, not copyable; a default-constructed one owns nothing. Destructors
+// never throw (a failing free during unwinding is ignored: the first error is the one reported).
+// Constructors switch to the owning device themselves (and switch back). Copies and event
+// records need no current device (CUDA takes the stream's), so the hot paths never switch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "../error.hpp"
+
+#define XFER_CUDA_CHECK(call)                                                  \
+  do {                                                                         \
+    const cudaError_t xfer_cuda_rc_ = (call);                                  \
+    if (xfer_cuda_rc_ != cudaSuccess)                                          \
+      ::xfer::gpu::raise_cuda_error(xfer_cuda_rc_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+namespace xfer::gpu {
+
+// "cudaErrorInvalidValue: invalid argument"
+std::string error_text(cudaError_t rc);
+
+[[noreturn]] void raise_cuda_error(cudaError_t rc, const char* call, const char* file, int line);
+
+// Runs `fn`; an xfer::Error escaping it is rethrown with " [where]" appended.
+template <class Fn>
+auto with_context(const std::string& where, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " [" + where + "]");
+  }
+}
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(int device, std::size_t bytes);
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    DeviceBuffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  int device() const { return device_; }
+  void reset() noexcept;
+
+ private:
+  void swap(DeviceBuffer& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(device_, other.device_);
+  }
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  int device_ = -1;
+};
+
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  // `flags` for cudaHostAlloc; cudaHostAllocPortable is always added.
+  explicit PinnedBuffer(std::size_t bytes, unsigned flags = cudaHostAllocDefault);
+  ~PinnedBuffer() { reset(); }
+  PinnedBuffer(PinnedBuffer&& other) noexcept { swap(other); }
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+    PinnedBuffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  void reset() noexcept;
+
+ private:
+  void swap(PinnedBuffer& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+  }
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Ordinary pageable host memory, page aligned, every page touched once so first-touch faults
+// stay out of timed regions.
+class PageableBuffer {
+ public:
+  PageableBuffer() = default;
+  explicit PageableBuffer(std::size_t bytes);
+  ~PageableBuffer() { reset(); }
+  PageableBuffer(PageableBuffer&& other) noexcept { swap(other); }
+  PageableBuffer& operator=(PageableBuffer&& other) noexcept {
+    PageableBuffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  PageableBuffer(const PageableBuffer&) = delete;
+  PageableBuffer& operator=(const PageableBuffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  void reset() noexcept;
+
+ private:
+  void swap(PageableBuffer& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+  }
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(int device);  // cudaStreamNonBlocking: no implicit sync with stream 0
+  ~Stream() { reset(); }
+  Stream(Stream&& other) noexcept { swap(other); }
+  Stream& operator=(Stream&& other) noexcept {
+    Stream(std::move(other)).swap(*this);
+    return *this;
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  cudaStream_t get() const { return stream_; }
+  int device() const { return device_; }
+  void synchronize() const;
+  void reset() noexcept;
+
+ private:
+  void swap(Stream& other) noexcept {
+    std::swap(stream_, other.stream_);
+    std::swap(device_, other.device_);
+  }
+  cudaStream_t stream_ = nullptr;
+  int device_ = -1;
+};
+
+class Event {
+ public:
+  Event() = default;
+  // timing=false: cudaEventDisableTiming, cheaper, for ordering streams only.
+  explicit Event(int device, bool timing = true);
+  ~Event() { reset(); }
+  Event(Event&& other) noexcept { swap(other); }
+  Event& operator=(Event&& other) noexcept {
+    Event(std::move(other)).swap(*this);
+    return *this;
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  cudaEvent_t get() const { return event_; }
+  int device() const { return device_; }
+  // The stream must belong to this event's device.
+  void record(cudaStream_t stream) const;
+  void synchronize() const;
+  void reset() noexcept;
+
+ private:
+  void swap(Event& other) noexcept {
+    std::swap(event_, other.event_);
+    std::swap(device_, other.device_);
+  }
+  cudaEvent_t event_ = nullptr;
+  int device_ = -1;
+};
+
+// `stream` waits for the most recent record of `event` (the event may be on another device).
+void wait(cudaStream_t stream, const Event& event);
+
+// Seconds from `start` to `stop` (both timing events of one device, both recorded, `stop`
+// complete: call stop.synchronize() first).
+double elapsed_seconds(const Event& start, const Event& stop);
+
+}  // namespace xfer::gpu

@@ -1,0 +1,72 @@
+// Which GPUs this process sees, how they are joined, and which one a rank takes.
+//
+// API (namespace xfer::gpu):
+//   visible_device_count(&why)     0 with a readable reason when there is no driver or no GPU
+//                                  ("no CUDA device: CUDA driver version is insufficient for
+//                                  CUDA runtime version"); never throws
+//   bind_rank_gpu(registry, &why)  node-local rank % visible count; cudaSetDevice; records
+//                                  gpu, gpu_name, gpu_uuid, pci_bus_id in registry.rank_info();
+//                                  -1 (and why) without a GPU. Not collective: agree on a skip
+//                                  with world.any()/all() before acting on it
+//   device_info(d), pair_info(a, b, nvml)   one GPU, one ordered pair
+//   probe_gpu_facts() / share_gpu_facts(world, facts)   what copy_plan.hpp plans from; rank 0's
+//                                  facts broadcast (collective)
+//   record_cuda_context(registry, pairs)   context.cuda: versions, every visible device, and
+//                                  the pairs in use (merged over calls); see result-format.md
+//   topology_lines(gpus)           the short `nvidia-smi topo -m`-like table of `gpus`
+//   announce_gpus(registry, pairs) record_cuda_context, and rank 0 prints the table of the GPUs
+//                                  in `pairs` to stderr the first time it is called
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../harness.hpp"
+#include "copy_plan.hpp"
+#include "nvml.hpp"
+
+namespace xfer::gpu {
+
+int visible_device_count(std::string* why_none = nullptr);
+
+// 13000 -> "13.0", 12080 -> "12.8"; 0 -> "" (unknown).
+std::string cuda_version_text(int version);
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string uuid;        // "GPU-5e1c0000-93b2-6c1d-8f0e-2a7b9c4d1a2b", as nvidia-smi -L
+  std::string pci_bus_id;  // "0000:19:00.0"
+  std::uint64_t memory_bytes = 0;
+};
+DeviceInfo device_info(int device);
+
+struct PairInfo {
+  int src = 0;
+  int dst = 1;
+  bool p2p = false;          // cudaDeviceCanAccessPeer(src, dst)
+  bool p2p_reverse = false;  // cudaDeviceCanAccessPeer(dst, src)
+  int nvlink_count = -1;     // -1: unknown (no NVML)
+  bool via_switch = false;
+  std::string pcie_relation;  // "" unknown
+  // "NVLink", "PCIe" or "unknown"
+  std::string link() const;
+  // The table cell: "NV18", "PIX".. "SYS", "?"
+  std::string cell() const;
+};
+PairInfo pair_info(int src, int dst, const Nvml& nvml);
+
+int bind_rank_gpu(Registry& registry, std::string* why_none = nullptr);
+
+GpuFacts probe_gpu_facts();
+GpuFacts share_gpu_facts(const World& world, const GpuFacts& mine);
+
+void record_cuda_context(Registry& registry, const std::vector<std::pair<int, int>>& pairs);
+
+std::vector<std::string> topology_lines(const std::vector<int>& gpus);
+
+void announce_gpus(Registry& registry, const std::vector<std::pair<int, int>>& pairs);
+
+}  // namespace xfer::gpu

@@ -1,0 +1,48 @@
+// NVML, loaded at run time with dlopen("libnvidia-ml.so.1") as NCCL does, for what the CUDA
+// runtime does not say: how many NVLink links join two GPUs and the PCIe path between them.
+// Build machines have no nvml.h and no library: the few declarations needed are here, and a
+// missing library or a failing call means "unknown", never an error.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace xfer::gpu {
+
+class Nvml {
+ public:
+  Nvml();   // dlopen + nvmlInit_v2; available() says whether that worked
+  ~Nvml();  // nvmlShutdown + dlclose
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  bool available() const { return init_ok_; }
+  const std::string& why_unavailable() const { return why_; }
+
+  // The driver release ("580.95.05"), or "" if unknown.
+  std::string driver_version() const;
+
+  struct Link {
+    int nvlink_count = -1;      // active NVLink links from a to b (via NVSwitch: a's switch
+                                // links); -1 unknown
+    bool via_switch = false;    // the links go to an NVSwitch, not straight to b
+    std::string pcie_relation;  // "PIX", "PXB", "PHB", "NODE", "SYS", "INT"; "" unknown
+  };
+  // Bus ids as cudaDeviceGetPCIBusId writes them ("0000:19:00.0").
+  Link link(const std::string& bus_a, const std::string& bus_b) const;
+
+ private:
+  struct Api;
+  struct LinkCount {
+    int direct = 0;         // active links whose far end is the target GPU
+    int to_switch = 0;      // active links whose far end is an NVSwitch
+    bool answered = false;  // NVML said something about the links (even "not supported")
+  };
+  LinkCount count_links(void* device, const std::string& target_bus) const;  // "": no target
+  void* library_ = nullptr;
+  std::unique_ptr<Api> api_;
+  bool init_ok_ = false;
+  std::string why_;
+};
+
+}  // namespace xfer::gpu
