@@ -1,0 +1,107 @@
+// nccl_sendrecv: the ping-pong with ncclSend/ncclRecv instead of MPI. One communicator over all
+// ranks serves the whole run (made by the first row that needs it, outside any timing); rank 0
+// sends then receives, rank 1 receives then sends, other ranks are members that do nothing.
+// A batch of round trips is queued on one stream and waited for once, so the GPUs play the
+// ping-pong among themselves; one-way time is half of rank 0's wall time for the batch.
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "harness.hpp"
+#include "nccl_comm.hpp"
+#include "paths.hpp"
+#include "staging_ping_pong.hpp"
+
+namespace xfer {
+namespace {
+
+// Queues one round trip on the buffers' stream. Rank 0 sends its buffer and receives the echo
+// into another; rank 1 receives into its buffer and sends that same buffer back.
+void enqueue_round_trip(gpu::NcclComm& comm, int rank, const gpu::PingPongBuffers& b) {
+  const std::size_t bytes = b.bytes();
+  if (rank == 0) {
+    XFER_NCCL_COMM_CHECK(comm, ncclSend(b.send(), bytes, ncclUint8, 1, comm.get(), b.stream()));
+    XFER_NCCL_COMM_CHECK(comm, ncclRecv(b.recv(), bytes, ncclUint8, 1, comm.get(), b.stream()));
+  } else if (rank == 1) {
+    XFER_NCCL_COMM_CHECK(comm, ncclRecv(b.recv(), bytes, ncclUint8, 0, comm.get(), b.stream()));
+    XFER_NCCL_COMM_CHECK(comm, ncclSend(b.recv(), bytes, ncclUint8, 0, comm.get(), b.stream()));
+  }
+}
+
+void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int device,
+               gpu::SharedNcclComm& shared) {
+  const World& world = h.world;
+  const int rank = world.rank();
+
+  // The run's communicator: made by the first row, by all ranks together.
+  gpu::NcclComm* comm = nullptr;
+  if (!all_ok(state, h, row, "NCCL communicator", [&] { comm = &shared.acquire(world, device); }))
+    return;
+
+  // Device buffers: rank 0 sends the pattern, receive buffers are poisoned.
+  std::unique_ptr<gpu::PingPongBuffers> buffers;
+  if (!all_ok(state, h, row, "allocate", [&] {
+        buffers = std::make_unique<gpu::PingPongBuffers>(world, device, row.bytes, row.seed);
+      }))
+    return;
+  const bool active = buffers->active();
+
+  if (!all_ok(state, h, row, "warm-up", [&] {
+        if (!active) return;
+        for (int i = 0; i < h.config.warmup; ++i) enqueue_round_trip(*comm, rank, *buffers);
+        comm->wait(buffers->stream());
+        buffers->poison();
+      }))
+    return;
+
+  const std::int64_t batch = batch_for(row.bytes);
+  Tally tally;
+  timed_loop(
+      state, h, row, batch,
+      [&] {
+        if (!active) return 0.0;
+        const double start = MPI_Wtime();
+        for (std::int64_t i = 0; i < batch; ++i) enqueue_round_trip(*comm, rank, *buffers);
+        comm->wait(buffers->stream());
+        return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
+      },
+      tally);
+  if (state.error_occurred()) return;
+
+  // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.
+  if (!all_ok(state, h, row, "validate",
+              [&] { buffers->validate(corrupt_here(h, row) && rank == 1); }))
+    return;
+
+  report_row(state, row, tally, batch);
+}
+
+}  // namespace
+
+void register_nccl_sendrecv(Registry& registry) {
+  json::Value nccl = json::Value::object();
+  try {
+    nccl.set("version", gpu::nccl_version());
+  } catch (const std::exception&) {
+    nccl.set("version", nullptr);
+  }
+  registry.context().set("nccl", nccl);
+
+  const gpu::RankGpu gpu = gpu::bind_ping_pong_gpu(registry, gpu::GpuUse::EveryRankOwnGpu);
+  if (!gpu.ok()) {
+    registry.skip("nccl_sendrecv", gpu.skip_reason);
+    return;
+  }
+  // Point-to-point needs no NVLink multicast; keep NCCL from setting it up unless asked to.
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
+  std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
+  registry.add(
+      "nccl_sendrecv", "nccl_sendrecv",
+      [device = gpu.device, shared](benchmark::State& state, const Harness& h, const Row& row) {
+        ping_pong(state, h, row, device, *shared);
+      });
+}
+
+}  // namespace xfer

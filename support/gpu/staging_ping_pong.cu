@@ -1,0 +1,138 @@
+#include "staging_ping_pong.hpp"
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "../pattern.hpp"
+#include "device_pattern.hpp"
+#include "devices.hpp"
+
+namespace xfer::gpu {
+namespace {
+
+// The first non-empty entry, named by its rank unless it is rank 0's.
+std::string first_reason(const std::vector<std::string>& per_rank) {
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    if (per_rank[r].empty()) continue;
+    return r == 0 ? per_rank[r] : "rank " + std::to_string(r) + ": " + per_rank[r];
+  }
+  return "";
+}
+
+// "ranks 0 and 2 share GPU 0000:19:00.0 on node1", or "" when every rank has its own GPU.
+std::string shared_gpu(const std::vector<std::string>& host_and_gpu) {
+  std::map<std::string, std::size_t> owner;
+  for (std::size_t r = 0; r < host_and_gpu.size(); ++r) {
+    const auto [it, fresh] = owner.emplace(host_and_gpu[r], r);
+    if (fresh) continue;
+    const std::string& key = host_and_gpu[r];
+    const auto bar = key.find('|');
+    return "ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " share GPU " +
+           key.substr(bar + 1) + " on " + key.substr(0, bar) +
+           "; NCCL needs a GPU of its own per rank (run at most one rank per GPU)";
+  }
+  return "";
+}
+
+// context.cuda (versions, devices, and the topology of the pair when ranks 0 and 1 share a
+// host) via announce_gpus, which also prints the topology table once. Collective.
+void record_ping_pong_pair(Registry& registry, int device) {
+  const World& world = registry.world();
+  const auto where = world.all_gather(world.host() + "|" + std::to_string(device));
+  if (device < 0) return;
+  std::vector<std::pair<int, int>> pairs;
+  const auto split = [](const std::string& text) {
+    const auto bar = text.rfind('|');
+    return std::make_pair(text.substr(0, bar), std::stoi(text.substr(bar + 1)));
+  };
+  const auto [host0, gpu0] = split(where[0]);
+  const auto [host1, gpu1] = split(where[1]);
+  if (host0 == host1 && gpu0 >= 0 && gpu1 >= 0 && gpu0 != gpu1)
+    pairs = {{gpu0, gpu1}, {gpu1, gpu0}};
+  announce_gpus(registry, pairs);
+}
+
+}  // namespace
+
+RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
+  const World& world = registry.world();
+  if (world.size() < 2) return {-1, "needs 2 ranks (world size is 1); launch with mpirun -np 2"};
+
+  std::string why;
+  int device = -1;
+  try {
+    device = bind_rank_gpu(registry, &why);
+  } catch (const std::exception& e) {
+    why = e.what();
+    device = -1;
+  }
+  const bool needs_gpu = use == GpuUse::EveryRankOwnGpu || world.rank() < 2;
+  const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no CUDA device" : why) : "";
+  if (const std::string reason = first_reason(world.all_gather(mine)); !reason.empty())
+    return {device, reason};
+
+  if (use == GpuUse::EveryRankOwnGpu) {
+    std::string key = world.host() + "|";
+    try {
+      key += device_info(device).pci_bus_id;
+    } catch (const std::exception&) {
+      key += "GPU " + std::to_string(device);
+    }
+    if (const std::string reason = shared_gpu(world.all_gather(key)); !reason.empty())
+      return {device, reason};
+  }
+  record_ping_pong_pair(registry, device);
+  return {device, ""};
+}
+
+void announce_rank_gpus(const Registry& registry, int device) {
+  const World& world = registry.world();
+  std::string mine = "  rank " + std::to_string(world.rank()) + " @ " + world.host() + " -> ";
+  if (device < 0) {
+    mine += "no GPU";
+  } else {
+    mine += "GPU " + std::to_string(device);
+    try {
+      const DeviceInfo info = device_info(device);
+      mine += " " + info.name + " (" + info.pci_bus_id + ")";
+    } catch (const std::exception&) {
+    }
+  }
+  const std::vector<std::string> lines = world.all_gather(mine);
+  if (!world.is_root()) return;
+  std::fprintf(stderr, "ranks and GPUs (node-local rank %% visible GPUs):\n");
+  for (std::size_t r = 0; r < lines.size() && r < 8; ++r)
+    std::fprintf(stderr, "%s\n", lines[r].c_str());
+  if (lines.size() > 8) std::fprintf(stderr, "  ... %zu ranks in all\n", lines.size());
+  std::fflush(stderr);
+}
+
+PingPongBuffers::PingPongBuffers(const World& world, int device, std::size_t bytes,
+                                 std::uint64_t seed)
+    : rank_(world.rank()), active_(world.rank() < 2), device_(device), bytes_(bytes), seed_(seed) {
+  if (!active_) return;
+  stream_ = Stream(device);
+  recv_ = DeviceBuffer(device, bytes);
+  poison_device(recv_.data(), bytes, seed, stream_.get());
+  if (rank_ == 0) {
+    send_ = DeviceBuffer(device, bytes);
+    fill_pattern_device(send_.data(), bytes, seed, stream_.get());
+  }
+  stream_.synchronize();
+}
+
+void PingPongBuffers::poison() {
+  if (!active_) return;
+  poison_device(recv_.data(), bytes_, seed_, stream_.get());
+  stream_.synchronize();
+}
+
+void PingPongBuffers::validate(bool corrupt) {
+  if (!active_) return;
+  if (corrupt) flip_byte_device(recv_.data(), bytes_ / 2, stream_.get());
+  const Mismatch m = count_mismatches_device(recv_.data(), bytes_, seed_, stream_.get());
+  if (m.count > 0) throw Error(describe(m, bytes_));
+}
+
+}  // namespace xfer::gpu
