@@ -49,6 +49,7 @@ class Registry {
   const World& world() const { return harness_.world; }
   // Paths add what they learn about the machine (GPUs, NCCL, MPI's CUDA support) here.
   json::Value& context() { return context_; }
+  const json::Value& context() const { return context_; }
   // This rank's entry in context.ranks (host and local rank are there; GPU paths add "gpu").
   json::Value& rank_info() { return rank_info_; }
 

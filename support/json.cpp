@@ -27,6 +27,15 @@ Value* Value::find(const std::string& key) {
   return nullptr;
 }
 
+const Value* Value::find(const std::string& key) const {
+  return const_cast<Value*>(this)->find(key);
+}
+
+const std::string& Value::empty_text() {
+  static const std::string empty;
+  return empty;
+}
+
 Value& Value::push(Value value) {
   items_.push_back(std::move(value));
   return items_.back();

@@ -31,6 +31,9 @@ class Value {
   // Objects keep insertion order; setting an existing key replaces its value.
   Value& set(const std::string& key, Value value);
   Value* find(const std::string& key);
+  const Value* find(const std::string& key) const;
+  // The text of a string value, "" for anything else.
+  const std::string& text() const { return kind_ == Kind::String ? text_ : empty_text(); }
   Value& push(Value value);
   bool is_null() const { return kind_ == Kind::Null; }
 
@@ -40,6 +43,7 @@ class Value {
   enum class Kind { Null, Bool, Int, Double, String, Raw, Array, Object };
   explicit Value(Kind k) : kind_(k) {}
   void write(std::string& out, int indent, int depth) const;
+  static const std::string& empty_text();
 
   Kind kind_ = Kind::Null;
   bool bool_ = false;
