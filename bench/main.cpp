@@ -17,8 +17,8 @@ namespace {
 
 // The launcher's rank before MPI_Init, so usage errors and --help print once.
 int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
-                           "MV2_COMM_WORLD_RANK"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   }
   return 0;

@@ -8,8 +8,8 @@
 
 #include "error.hpp"
 #include "harness.hpp"
-#include "pattern.hpp"
 #include "paths.hpp"
+#include "pattern.hpp"
 
 namespace xfer {
 namespace {
@@ -52,18 +52,16 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row) {
     return;
 
   if (!all_ok(state, h, row, "warm-up", [&] {
-        for (int i = 0; i < h.config.warmup; ++i) round_trip(world, send.data(), recv.data(), bytes);
+        for (int i = 0; i < h.config.warmup; ++i)
+          round_trip(world, send.data(), recv.data(), bytes);
       }))
     return;
 
   const std::int64_t batch = batch_for(bytes);
   Tally tally;
-  timed_loop(state, h, row, batch, [&] {
-    if (!active) return 0.0;
-    const double start = MPI_Wtime();
-    for (std::int64_t i = 0; i < batch; ++i) round_trip(world, send.data(), recv.data(), bytes);
-    return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
-  }, tally);
+  timed_round_trips(
+      state, h, row, batch, active, [&] { round_trip(world, send.data(), recv.data(), bytes); },
+      tally);
   if (state.error_occurred()) return;
 
   // Rank 1 checks what arrived, rank 0 what came back.

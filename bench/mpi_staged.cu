@@ -72,15 +72,8 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int de
 
   const std::int64_t batch = batch_for(bytes);
   Tally tally;
-  timed_loop(
-      state, h, row, batch,
-      [&] {
-        if (!active) return 0.0;
-        const double start = MPI_Wtime();
-        for (std::int64_t i = 0; i < batch; ++i) round_trip(world, *staging, *buffers);
-        return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
-      },
-      tally);
+  timed_round_trips(
+      state, h, row, batch, active, [&] { round_trip(world, *staging, *buffers); }, tally);
   if (state.error_occurred()) return;
 
   // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.

@@ -4,7 +4,8 @@
 
 namespace xfer {
 namespace {
-constexpr const char* kReason = "xferbench was built without CUDA (configure found no CUDA toolkit)";
+constexpr const char* kReason =
+    "xferbench was built without CUDA (configure found no CUDA toolkit)";
 }  // namespace
 
 void register_memcpy_peer(Registry& registry) { registry.skip("memcpy_peer", kReason); }

@@ -4,7 +4,8 @@
 namespace xfer {
 
 void register_nccl_sendrecv(Registry& registry) {
-  registry.skip("nccl_sendrecv", "xferbench was built without NCCL (configure found no nccl.h/libnccl)");
+  registry.skip("nccl_sendrecv",
+                "xferbench was built without NCCL (configure found no nccl.h/libnccl)");
 }
 
 }  // namespace xfer

@@ -13,9 +13,9 @@ namespace xfer {
 namespace {
 
 struct Flag {
-  const char* name;     // without the leading "--"
-  const char* env;      // environment fallback
-  const char* value;    // the form of its value, for --help and errors
+  const char* name;   // without the leading "--"
+  const char* env;    // environment fallback
+  const char* value;  // the form of its value, for --help and errors
   const char* help;
   std::function<void(Config&, const std::string& flag, const std::string& value)> apply;
   bool test_only = false;
@@ -69,10 +69,14 @@ const std::vector<Flag>& flags() {
       {"xfer_cuda_aware", "XFER_CUDA_AWARE", "auto|yes|no",
        "whether MPI takes device pointers: auto asks the MPI library; yes forces it",
        [](Config& c, const std::string& f, const std::string& v) {
-         if (v == "auto") c.cuda_aware = CudaAwareMode::Auto;
-         else if (v == "yes") c.cuda_aware = CudaAwareMode::Yes;
-         else if (v == "no") c.cuda_aware = CudaAwareMode::No;
-         else throw UsageError(f + "='" + v + "': expected auto, yes or no");
+         if (v == "auto")
+           c.cuda_aware = CudaAwareMode::Auto;
+         else if (v == "yes")
+           c.cuda_aware = CudaAwareMode::Yes;
+         else if (v == "no")
+           c.cuda_aware = CudaAwareMode::No;
+         else
+           throw UsageError(f + "='" + v + "': expected auto, yes or no");
        }},
       {"xfer_warmup", "XFER_WARMUP", "N",
        "untimed round trips (or copies) before each timed loop (default 5)",
@@ -109,8 +113,9 @@ void check_format(const std::string& flag, const std::string& value) {
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-                               : 0;
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
 }
 
 }  // namespace
@@ -193,12 +198,12 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
       cl.benchmark_args.push_back(arg);
       continue;
     }
-    const auto flag = std::find_if(flags().begin(), flags().end(),
-                                   [&](const Flag& f) { return name == std::string("--") + f.name; });
+    const auto flag = std::find_if(flags().begin(), flags().end(), [&](const Flag& f) {
+      return name == std::string("--") + f.name;
+    });
     if (flag == flags().end())
       throw UsageError("unknown flag " + name + "; see --help for xferbench's flags");
-    if (eq == std::string::npos)
-      throw UsageError(name + ": expected " + name + "=" + flag->value);
+    if (eq == std::string::npos) throw UsageError(name + ": expected " + name + "=" + flag->value);
     flag->apply(c, name, value);
   }
   check_format("--benchmark_out_format", c.out_format);
@@ -222,8 +227,8 @@ std::string harness_help() {
   for (const auto& f : flags()) {
     if (f.test_only) continue;
     std::string lhs = std::string("  --") + f.name + "=" + f.value;
-    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << f.help << " ["
-        << f.env << "]\n";
+    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << f.help << " [" << f.env
+        << "]\n";
   }
   out << "  --benchmark_out=FILE              result file, written by rank 0 only, atomically\n"
       << "  --benchmark_out_format=json|console|csv   (default json)\n"

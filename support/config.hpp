@@ -27,9 +27,9 @@ struct Config {
   std::vector<std::string> require;  // paths whose skip is a failure
   GpuPairs gpus;
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
-  int warmup = 5;            // untimed round trips / copies before every timed loop
-  double timeout_s = 600;    // watchdog: longest one benchmark run may take
-  std::string out_path;      // --benchmark_out
+  int warmup = 5;          // untimed round trips / copies before every timed loop
+  double timeout_s = 600;  // watchdog: longest one benchmark run may take
+  std::string out_path;    // --benchmark_out
   std::string out_format = "json";
   std::string display_format = "console";
   // Test-only switches: they make failures happen on purpose.

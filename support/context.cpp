@@ -103,8 +103,8 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
                                        const std::vector<std::string>& hosts) {
   std::vector<std::string> lines;
   lines.push_back(version_line());
-  std::string ranks = "world: " + std::to_string(world.size()) + " rank" +
-                      (world.size() == 1 ? "" : "s") + ":";
+  std::string ranks =
+      "world: " + std::to_string(world.size()) + " rank" + (world.size() == 1 ? "" : "s") + ":";
   for (std::size_t r = 0; r < hosts.size() && r < 8; ++r)
     ranks += " " + std::to_string(r) + "@" + hosts[r];
   if (hosts.size() > 8) ranks += " ...";

@@ -27,8 +27,8 @@ std::string rank_prefix();
 
 }  // namespace xfer
 
-#define XFER_MPI_CHECK(call)                                              \
-  do {                                                                    \
-    const int xfer_rc_ = (call);                                          \
+#define XFER_MPI_CHECK(call)                                                         \
+  do {                                                                               \
+    const int xfer_rc_ = (call);                                                     \
     if (xfer_rc_ != 0) ::xfer::raise_mpi_error(xfer_rc_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -98,11 +98,27 @@ void timed_loop(benchmark::State& state, const Harness& h, const Row& row, std::
   }
 }
 
+void timed_round_trips(benchmark::State& state, const Harness& h, const Row& row,
+                       std::int64_t batch, bool active, const std::function<void()>& round_trip,
+                       Tally& tally, const std::function<void()>& complete) {
+  timed_loop(
+      state, h, row, batch,
+      [&] {
+        if (!active) return 0.0;
+        const double start = MPI_Wtime();
+        for (std::int64_t i = 0; i < batch; ++i) round_trip();
+        if (complete) complete();
+        return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
+      },
+      tally);
+}
+
 void report_row(benchmark::State& state, const Row& row, const Tally& tally, std::int64_t batch,
                 int directions) {
   if (tally.messages == 0 || tally.seconds <= 0) return;
   const double moved = static_cast<double>(row.bytes) * directions;
-  state.SetBytesProcessed(static_cast<std::int64_t>(moved * static_cast<double>(state.iterations())));
+  state.SetBytesProcessed(
+      static_cast<std::int64_t>(moved * static_cast<double>(state.iterations())));
   const double one_way = tally.seconds / static_cast<double>(tally.messages);
   state.counters["GB/s"] = benchmark::Counter(moved / one_way / 1e9);
   state.counters["latency_us"] = benchmark::Counter(one_way * 1e6);

@@ -79,7 +79,7 @@ bool all_ok(benchmark::State& state, const Harness& h, const Row& row, const cha
 
 // Accumulated, agreed time of a row.
 struct Tally {
-  double seconds = 0;        // sum of one-way (or per-copy) time, as fed to Google Benchmark
+  double seconds = 0;  // sum of one-way (or per-copy) time, as fed to Google Benchmark
   std::int64_t messages = 0;
 };
 
@@ -93,6 +93,13 @@ std::int64_t batch_for(std::uint64_t bytes);
 // iteration counts. Exceptions become an agreed failed row.
 void timed_loop(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
                 const std::function<double()>& timed_batch, Tally& tally);
+
+// The ping-pong paths' timed loop: on ranks 0 and 1 (`active`), `batch` calls of `round_trip`
+// timed with the host clock, then `complete` (e.g. wait for queued GPU work) inside the timed
+// region; one-way time is half of that. Other ranks only take part in the agreement.
+void timed_round_trips(benchmark::State& state, const Harness& h, const Row& row,
+                       std::int64_t batch, bool active, const std::function<void()>& round_trip,
+                       Tally& tally, const std::function<void()>& complete = nullptr);
 
 // Sets the row's bytes_per_second and the GB/s, latency_us and batch counters.
 // `directions` is 2 for bidirectional rows (bandwidth is the sum of both directions).

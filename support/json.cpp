@@ -45,11 +45,21 @@ std::string quote(const std::string& text) {
   std::string out = "\"";
   for (const unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -74,9 +84,15 @@ void Value::write(std::string& out, int indent, int depth) const {
   const std::string close_pad(static_cast<std::size_t>(indent * depth), ' ');
   const char* newline = indent > 0 ? "\n" : "";
   switch (kind_) {
-    case Kind::Null: out += "null"; return;
-    case Kind::Bool: out += bool_ ? "true" : "false"; return;
-    case Kind::Int: out += std::to_string(int_); return;
+    case Kind::Null:
+      out += "null";
+      return;
+    case Kind::Bool:
+      out += bool_ ? "true" : "false";
+      return;
+    case Kind::Int:
+      out += std::to_string(int_);
+      return;
     case Kind::Double: {
       if (!std::isfinite(double_)) {
         out += "null";  // JSON has no NaN; unknown is null
@@ -87,8 +103,12 @@ void Value::write(std::string& out, int indent, int depth) const {
       out += buf;
       return;
     }
-    case Kind::String: out += quote(text_); return;
-    case Kind::Raw: out += text_; return;
+    case Kind::String:
+      out += quote(text_);
+      return;
+    case Kind::Raw:
+      out += text_;
+      return;
     case Kind::Array:
     case Kind::Object: {
       const bool object = kind_ == Kind::Object;

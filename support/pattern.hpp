@@ -40,10 +40,10 @@ inline std::uint64_t poison_seed(std::uint64_t seed) { return mix64(~seed); }
 void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed);
 
 struct Mismatch {
-  std::size_t count = 0;        // bytes that differ
-  std::size_t first = 0;        // offset of the first one
-  std::uint8_t expected = 0;    // what should be there
-  std::uint8_t found = 0;       // what is there
+  std::size_t count = 0;      // bytes that differ
+  std::size_t first = 0;      // offset of the first one
+  std::uint8_t expected = 0;  // what should be there
+  std::uint8_t found = 0;     // what is there
 };
 
 Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed);

@@ -35,8 +35,10 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_file_reporter(const std::stri
                                                                  const std::string& context) {
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
   if (format == "json") return std::make_unique<ContextJsonReporter>(out, context);
-  if (format == "csv") reporter = std::make_unique<benchmark::CSVReporter>();
-  else reporter = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
+  if (format == "csv")
+    reporter = std::make_unique<benchmark::CSVReporter>();
+  else
+    reporter = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
   reporter->SetOutputStream(out);
   reporter->SetErrorStream(out);
   return reporter;
@@ -76,8 +78,8 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
   const auto insert_at = at + key.size();
   const bool empty = gb_json.find_first_not_of(" \n", insert_at) != std::string::npos &&
                      gb_json[gb_json.find_first_not_of(" \n", insert_at)] == '}';
-  return gb_json.substr(0, insert_at) + "\n    \"xferbench\": " +
-         indent_continuation(context_json, "    ") + (empty ? "" : ",") +
+  return gb_json.substr(0, insert_at) +
+         "\n    \"xferbench\": " + indent_continuation(context_json, "    ") + (empty ? "" : ",") +
          gb_json.substr(insert_at);
 }
 

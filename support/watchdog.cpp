@@ -7,8 +7,7 @@
 
 namespace xfer {
 
-Watchdog::Watchdog(double timeout_s)
-    : timeout_(timeout_s), thread_([this] { watch(); }) {}
+Watchdog::Watchdog(double timeout_s) : timeout_(timeout_s), thread_([this] { watch(); }) {}
 
 Watchdog::~Watchdog() {
   {

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   const long bytes = argc > 1 ? std::atol(argv[1]) : 8;
   const long trips = argc > 2 ? std::atol(argv[2]) : 100000;
   if (size < 2 || bytes <= 0 || trips <= 0) {
-    if (rank == 0) std::fprintf(stderr, "plain_pingpong: needs 2 ranks, bytes > 0, round_trips > 0\n");
+    if (rank == 0)
+      std::fprintf(stderr, "plain_pingpong: needs 2 ranks, bytes > 0, round_trips > 0\n");
     MPI_Finalize();
     return 2;
   }
@@ -24,9 +25,11 @@ int main(int argc, char** argv) {
   auto trip = [&] {
     if (rank == 0) {
       MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 10, MPI_COMM_WORLD);
-      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 20, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
     } else if (rank == 1) {
-      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 10, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
       MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 20, MPI_COMM_WORLD);
     }
   };
@@ -36,8 +39,8 @@ int main(int argc, char** argv) {
   for (long i = 0; i < trips; ++i) trip();
   const double elapsed = MPI_Wtime() - start;
   if (rank == 0)
-    std::printf("{\"bytes\": %ld, \"round_trips\": %ld, \"one_way_us\": %.4f, \"GB/s\": %.4f}\n", bytes,
-                trips, elapsed / trips / 2 * 1e6, bytes / (elapsed / trips / 2) / 1e9);
+    std::printf("{\"bytes\": %ld, \"round_trips\": %ld, \"one_way_us\": %.4f, \"GB/s\": %.4f}\n",
+                bytes, trips, elapsed / trips / 2 * 1e6, bytes / (elapsed / trips / 2) / 1e9);
   MPI_Finalize();
   return 0;
 }

@@ -1,9 +1,8 @@
-#include "device_pattern.hpp"
-
 #include <algorithm>
 #include <climits>
 
 #include "cuda.hpp"
+#include "device_pattern.hpp"
 
 namespace xfer::gpu {
 namespace {

@@ -1,9 +1,8 @@
-#include "staging_mpi.hpp"
-
 #include <algorithm>
 #include <cstring>
 
 #include "../error.hpp"
+#include "staging_mpi.hpp"
 
 namespace xfer::gpu {
 

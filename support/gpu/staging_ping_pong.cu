@@ -1,5 +1,3 @@
-#include "staging_ping_pong.hpp"
-
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -7,6 +5,7 @@
 #include "../pattern.hpp"
 #include "device_pattern.hpp"
 #include "devices.hpp"
+#include "staging_ping_pong.hpp"
 
 namespace xfer::gpu {
 namespace {

@@ -12,15 +12,17 @@ constexpr std::uint64_t kMemory = 16ULL << 30;
 
 CommandLine parse(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
   args.insert(args.begin(), "xferbench");
-  return parse_command_line(static_cast<int>(args.size()), args.data(),
-                            [env](const char* name) -> const char* {
-                              auto it = env.find(name);
-                              return it == env.end() ? nullptr : it->second.c_str();
-                            },
-                            kMemory);
+  return parse_command_line(
+      static_cast<int>(args.size()), args.data(),
+      [env](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      kMemory);
 }
 
-std::string usage_error(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
+std::string usage_error(std::vector<const char*> args,
+                        std::map<std::string, std::string> env = {}) {
   try {
     parse(args, env);
   } catch (const UsageError& e) {
@@ -63,7 +65,8 @@ TEST(CommandLine, BadValuesNameTheFlagAndTheExpectedForm) {
   EXPECT_NE(usage_error({"--xfer_warmup=-1"}).find("--xfer_warmup='-1': expected a whole number"),
             std::string::npos);
   EXPECT_NE(usage_error({"--xfer_timeout=0"}).find("--xfer_timeout"), std::string::npos);
-  EXPECT_NE(usage_error({"--xfer_cuda_aware=1"}).find("expected auto, yes or no"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_cuda_aware=1"}).find("expected auto, yes or no"),
+            std::string::npos);
   EXPECT_NE(usage_error({"--xfer_require=mpi_host,nope"}).find("unknown path 'nope'"),
             std::string::npos);
   EXPECT_NE(usage_error({"--xfer_sizes"}).find("expected --xfer_sizes=LIST"), std::string::npos);

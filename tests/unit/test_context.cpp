@@ -46,7 +46,8 @@ TEST(Json, NonFiniteNumbersBecomeNull) {
 }
 
 TEST(SpliceContext, PutsOurObjectFirstInGoogleBenchmarksContext) {
-  const std::string gb = "{\n  \"context\": {\n    \"date\": \"x\"\n  },\n  \"benchmarks\": []\n}\n";
+  const std::string gb =
+      "{\n  \"context\": {\n    \"date\": \"x\"\n  },\n  \"benchmarks\": []\n}\n";
   const std::string out = splice_context(gb, "{\"a\": 1}");
   EXPECT_EQ(out,
             "{\n  \"context\": {\n    \"xferbench\": {\"a\": 1},\n    \"date\": \"x\"\n  },\n"
