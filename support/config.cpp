@@ -95,6 +95,13 @@ const std::vector<Flag>& flags() {
          c.test_slow_rank = parse_int(f, v, 0, 1 << 20, "a rank number");
        },
        true},
+      {"xfer_test_hang_rank", "XFER_TEST_HANG_RANK", "RANK",
+       "test only: this rank stops answering in its first timed batch (the watchdog must end "
+       "the job)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.test_hang_rank = parse_int(f, v, 0, 1 << 20, "a rank number");
+       },
+       true},
       {"xfer_test_corrupt", "XFER_TEST_CORRUPT", "PATH",
        "test only: flip one received byte before validation in this path",
        [](Config& c, const std::string&, const std::string& v) { c.test_corrupt = v; }, true},

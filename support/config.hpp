@@ -34,6 +34,7 @@ struct Config {
   std::string display_format = "console";
   // Test-only switches: they make failures happen on purpose.
   int test_slow_rank = -1;
+  int test_hang_rank = -1;
   std::string test_corrupt;
   std::string test_rank_dump;
 };

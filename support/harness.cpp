@@ -74,6 +74,9 @@ std::int64_t batch_for(std::uint64_t bytes) {
 void timed_loop(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
                 const std::function<double()>& timed_batch, Tally& tally) {
   const bool slow = h.config.test_slow_rank == h.world.rank();
+  if (h.config.test_hang_rank == h.world.rank()) {  // a peer that died without a word
+    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
   while (state.KeepRunningBatch(batch)) {
     double seconds = 0;
     std::string error;

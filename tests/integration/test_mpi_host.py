@@ -106,6 +106,13 @@ class ManyRanks(unittest.TestCase):
                 self.assertEqual(counts[0], counts[2])
 
 
+class Watchdog(unittest.TestCase):
+    def test_a_rank_that_stops_answering_ends_the_job_instead_of_hanging(self):
+        proc = launch(2, QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"], timeout=120)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("mpi_host/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr)
+
+
 class OneRank(unittest.TestCase):
     def test_mpi_host_is_skipped_with_its_reason(self):
         proc, doc = launch_json(0, QUICK)
