@@ -35,10 +35,15 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_file_reporter(const std::stri
                                                                  const std::string& context) {
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
   if (format == "json") return std::make_unique<ContextJsonReporter>(out, context);
-  if (format == "csv")
+  if (format == "csv") {
+    // Deprecated upstream but still shipped; --benchmark_out_format=csv must keep working.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     reporter = std::make_unique<benchmark::CSVReporter>();
-  else
+#pragma GCC diagnostic pop
+  } else {
     reporter = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
+  }
   reporter->SetOutputStream(out);
   reporter->SetErrorStream(out);
   return reporter;
