@@ -228,22 +228,23 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
 
 std::string harness_help() {
   std::ostringstream out;
+  const auto line = [&out](const std::string& lhs, const std::string& help) {
+    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << help << "\n";
+  };
   out << "xferbench: how fast bytes move between GPUs and between MPI ranks.\n\n"
       << "usage: mpirun -np 2 xferbench [xferbench flags] [Google Benchmark flags]\n\n"
       << "xferbench flags (environment fallback in brackets):\n";
   for (const auto& f : flags()) {
-    if (f.test_only) continue;
-    std::string lhs = std::string("  --") + f.name + "=" + f.value;
-    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << f.help << " [" << f.env
-        << "]\n";
+    if (!f.test_only)
+      line(std::string("  --") + f.name + "=" + f.value,
+           std::string(f.help) + " [" + f.env + "]");
   }
-  out << "  --benchmark_out=FILE              result file, written by rank 0 only, atomically\n"
-      << "  --benchmark_out_format=json|console|csv   (default json)\n"
-      << "  --version                         print versions and exit\n"
-      << "\ntesting switches (make failures happen on purpose):\n";
+  line("  --benchmark_out=FILE", "result file, written by rank 0 only, atomically [BENCHMARK_OUT]");
+  line("  --benchmark_out_format=FORMAT", "json (default), console or csv [BENCHMARK_OUT_FORMAT]");
+  line("  --version", "print versions and exit");
+  out << "\ntesting switches (make failures happen on purpose):\n";
   for (const auto& f : flags()) {
-    if (!f.test_only) continue;
-    out << "  --" << f.name << "=" << f.value << "  " << f.help << "\n";
+    if (f.test_only) line(std::string("  --") + f.name + "=" + f.value, f.help);
   }
   out << "\nPaths: ";
   for (const auto& p : known_paths()) out << p << (p == known_paths().back() ? "\n" : ", ");
