@@ -2,7 +2,9 @@
 // here), run Google Benchmark on every rank, and let rank 0 alone report.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -46,6 +48,19 @@ bool initialize_benchmark(const std::vector<std::string>& args) {
   return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
 }
 
+bool filter_names_a_skipped_path(const std::string& filter, const xfer::Registry& registry) {
+  if (filter.empty() || filter[0] == '-') return true;  // negative filters exclude, never typo
+  const std::string first = filter.substr(0, filter.find('/'));
+  try {
+    const std::regex pattern(first);
+    for (const auto& skip : registry.skips()) {
+      if (std::regex_search(skip.path, pattern)) return true;
+    }
+  } catch (const std::regex_error&) {
+  }
+  return false;
+}
+
 int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& registry,
                 const xfer::World& world) {
   int status = 0;
@@ -57,12 +72,20 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
     }
     status = 1;
   }
-  for (const auto& skip : registry.skips()) {
-    for (const auto& required : registry.config().require) {
-      if (skip.path != required) continue;
+  for (const auto& required : registry.config().require) {
+    const auto skip = std::find_if(registry.skips().begin(), registry.skips().end(),
+                                   [&](const xfer::Skip& s) { return s.path == required; });
+    if (skip != registry.skips().end()) {
       if (speak)
         std::fprintf(stderr, "xferbench: required path %s was skipped: %s (--xfer_require)\n",
-                     skip.path.c_str(), skip.reason.c_str());
+                     required.c_str(), skip->reason.c_str());
+      status = 1;
+    } else if (reporter.paths_reported().count(required) == 0) {
+      if (speak)
+        std::fprintf(stderr,
+                     "xferbench: required path %s produced no rows (--xfer_require; check "
+                     "--benchmark_filter)\n",
+                     required.c_str());
       status = 1;
     }
   }
@@ -73,6 +96,15 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
 int run(int argc, char** argv, const xfer::CommandLine& cl) {
   xfer::World world(&argc, &argv);
   const xfer::Config& config = cl.config;
+  // Ranks given different flags or environment would register different rows and deadlock.
+  const std::string mine = xfer::settings_fingerprint(cl);
+  if (world.any(mine != world.broadcast(mine, 0))) {
+    if (world.is_root())
+      std::fprintf(stderr,
+                   "xferbench: the ranks were given different settings (flags, or XFER_* / "
+                   "BENCHMARK_* environment); every rank needs the same ones\n");
+    return 2;
+  }
   if (const auto error = xfer::check_output_writable(config, world); !error.empty()) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", error.c_str());
     return 2;
@@ -100,8 +132,16 @@ int run(int argc, char** argv, const xfer::CommandLine& cl) {
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
-  } else {
-    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else if (benchmark::RunSpecifiedBenchmarks(&reporter) == 0) {
+    // The filter matched no row. That is fine when it names a path skipped here; otherwise it
+    // is a typo that must not let a CI job pass on no data.
+    reporter.write_without_runs();
+    if (!filter_names_a_skipped_path(benchmark::GetBenchmarkFilter(), registry)) {
+      if (world.is_root())
+        std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here\n",
+                     benchmark::GetBenchmarkFilter().c_str());
+      return 2;
+    }
   }
   return exit_status(reporter, registry, world);
 }
@@ -127,7 +167,11 @@ int main(int argc, char** argv) {
     initialize_benchmark({argv[0], "--help"});  // prints Google Benchmark's flags and exits
     return 0;
   }
-  if (!initialize_benchmark(cl.benchmark_args)) return 2;
+  // The harness owns the result file. Google Benchmark read BENCHMARK_OUT into its own flag
+  // before main() ran; an explicit empty value keeps it from opening the file on any rank.
+  std::vector<std::string> benchmark_args = cl.benchmark_args;
+  benchmark_args.push_back("--benchmark_out=");
+  if (!initialize_benchmark(benchmark_args)) return 2;
   try {
     return run(argc, argv, cl);
   } catch (const std::exception& e) {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cctype>
 #include <sstream>
 
@@ -84,8 +86,8 @@ const std::vector<Flag>& flags() {
          c.warmup = parse_int(f, v, 0, 1000000, "a whole number from 0 to 1000000");
        }},
       {"xfer_timeout", "XFER_TIMEOUT", "SECONDS",
-       "watchdog: abort the job if one benchmark run makes no progress for this long "
-       "(default 600)",
+       "watchdog: end the job (exit status 3) if one benchmark run, all its iterations "
+       "together, takes longer than this (default 600)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.timeout_s = parse_int(f, v, 1, 86400, "whole seconds from 1 to 86400");
        }},
@@ -112,6 +114,23 @@ const std::vector<Flag>& flags() {
   return table;
 }
 
+bool truthy(const std::string& value) {
+  return !(value == "false" || value == "0" || value == "no" || value == "f" || value == "n");
+}
+
+// Google Benchmark's version as built against ("1.7.1"), as major and minor numbers.
+std::pair<int, int> benchmark_version() {
+#ifdef XFER_BENCHMARK_VERSION
+  const std::string v = XFER_BENCHMARK_VERSION;
+#else
+  const std::string v = "1.7";
+#endif
+  int major = 1;
+  int minor = 7;
+  std::sscanf(v.c_str(), "%d.%d", &major, &minor);
+  return {major, minor};
+}
+
 void check_format(const std::string& flag, const std::string& value) {
   if (value != "console" && value != "json" && value != "csv")
     throw UsageError(flag + "='" + value + "': expected console, json or csv");
@@ -126,6 +145,43 @@ std::uint64_t physical_memory() {
 }
 
 }  // namespace
+
+std::string normalise_min_time(const std::string& value, int gb_major, int gb_minor) {
+  const bool new_style = gb_major > 1 || (gb_major == 1 && gb_minor >= 8);
+  const char* form = "expected seconds like 0.5 or 0.5s (or, with Google Benchmark 1.8 and "
+                     "later, an iteration count like 100x)";
+  std::string number = value;
+  char suffix = 0;
+  if (!number.empty() && (number.back() == 's' || number.back() == 'x')) {
+    suffix = number.back();
+    number.pop_back();
+  }
+  char* end = nullptr;
+  const double parsed = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || !(parsed > 0))
+    throw UsageError("--benchmark_min_time='" + value + "': " + form);
+  if (suffix == 'x' && !new_style)
+    throw UsageError("--benchmark_min_time='" + value +
+                     "': iteration counts need Google Benchmark 1.8 or later; " + form);
+  if (suffix == 'x') return number + "x";
+  return new_style ? number + "s" : number;
+}
+
+std::string settings_fingerprint(const CommandLine& cl) {
+  const Config& c = cl.config;
+  std::ostringstream out;
+  for (std::size_t i = 1; i < cl.benchmark_args.size(); ++i) out << cl.benchmark_args[i] << '\n';
+  for (const auto s : c.sizes) out << s << ',';
+  out << '\n';
+  for (const auto& r : c.require) out << r << ',';
+  out << '\n' << c.gpus.all << ':';
+  for (const auto& [a, b] : c.gpus.pairs) out << a << '>' << b << ',';
+  out << '\n'
+      << static_cast<int>(c.cuda_aware) << ' ' << c.warmup << ' ' << c.timeout_s << ' '
+      << c.display_format << ' ' << c.test_slow_rank << ' ' << c.test_hang_rank << ' '
+      << c.test_corrupt;
+  return out.str();
+}
 
 const std::vector<std::string>& known_paths() {
   static const std::vector<std::string> paths = {"memcpy_peer", "host_staging",   "mpi_host",
@@ -177,6 +233,11 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   if (const char* v = env("BENCHMARK_OUT")) c.out_path = v;
   if (const char* v = env("BENCHMARK_OUT_FORMAT")) c.out_format = v;
   if (const char* v = env("BENCHMARK_FORMAT")) c.display_format = v;
+  const char* interleave = env("BENCHMARK_ENABLE_RANDOM_INTERLEAVING");
+  if (interleave && truthy(interleave))
+    throw UsageError("BENCHMARK_ENABLE_RANDOM_INTERLEAVING: every rank must run the benchmarks "
+                     "in the same order; random interleaving is not supported");
+  const auto [gb_major, gb_minor] = benchmark_version();
 
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -201,6 +262,16 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
       continue;
     }
     if (name == "--benchmark_format") c.display_format = value;  // Google Benchmark reads it too
+    if (name == "--benchmark_enable_random_interleaving" && (eq == std::string::npos || truthy(value)))
+      throw UsageError(name + ": every rank must run the benchmarks in the same order; random "
+                       "interleaving is not supported");
+    if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
+        value != "s")
+      throw UsageError(name + "='" + value + "': expected ns, us, ms or s");
+    if (name == "--benchmark_min_time") {
+      cl.benchmark_args.push_back(name + "=" + normalise_min_time(value, gb_major, gb_minor));
+      continue;
+    }
     if (name.rfind("--xfer_", 0) != 0) {
       cl.benchmark_args.push_back(arg);
       continue;

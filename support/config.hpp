@@ -54,6 +54,14 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
                                std::uint64_t memory_bytes = 0);
 
 std::string harness_help();
+
+// --benchmark_min_time for the Google Benchmark this binary is built against: 1.8 wants a
+// suffix ("0.5s", "100x"), 1.7 a plain number of seconds. Throws UsageError if impossible.
+std::string normalise_min_time(const std::string& value, int gb_major, int gb_minor);
+
+// Everything that decides which benchmarks run and how: ranks compare it before running, so
+// a rank that got other flags or environment fails the launch instead of deadlocking it.
+std::string settings_fingerprint(const CommandLine& cl);
 const std::vector<std::string>& known_paths();
 
 }  // namespace xfer

@@ -116,7 +116,9 @@ bool RankZeroReporter::ReportContext(const Context& context) {
 
 void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
   for (const auto& run : runs) {
-    if (run_failed(run)) failed_.push_back(run.benchmark_name() + ": " + run_message(run));
+    const std::string name = run.benchmark_name();
+    paths_reported_.insert(name.substr(0, name.find('/')));
+    if (run_failed(run)) failed_.push_back(name + ": " + run_message(run));
   }
   if (!root_) return;
   display_->ReportRuns(runs);

@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   void write_without_runs();
 
   const std::vector<std::string>& failed_rows() const { return failed_; }
+  // Paths (first name component) that produced at least one row.
+  const std::set<std::string>& paths_reported() const { return paths_reported_; }
   // Set when the result file could not be written (reported on stderr already).
   bool output_failed() const { return output_failed_; }
 
@@ -50,6 +53,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::ostringstream file_buffer_;
   std::ostringstream null_;
   std::vector<std::string> failed_;
+  std::set<std::string> paths_reported_;
   bool output_failed_ = false;
 };
 

@@ -14,7 +14,11 @@ import re
 import shlex
 import subprocess
 import tempfile
+import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from xfer_testlib import no_gpu  # noqa: E402
 
 XFERBENCH = os.environ.get("XFERBENCH", "xferbench")
 MPIRUN = shlex.split(os.environ.get("XFER_MPIRUN", "mpirun --oversubscribe -np"))
@@ -97,7 +101,7 @@ def setUpModule():
     cuda = doc["context"]["xferbench"]["cuda"]
     DEVICES = len(cuda["devices"]) if cuda else 0
     if DEVICES == 0:
-        raise unittest.SkipTest("no GPU here: " + skipped(doc).get("host_staging", "?"))
+        raise no_gpu("no GPU here: " + skipped(doc).get("host_staging", "?"))
 
 
 class GpuMachine(unittest.TestCase):

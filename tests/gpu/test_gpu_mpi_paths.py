@@ -12,7 +12,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from xfer_testlib import failed, launch, launch_json, rows  # noqa: E402
+from xfer_testlib import failed, launch, launch_json, no_gpu, rows  # noqa: E402
 
 SIZES = (8, 65536, 4194304)
 FAST = ["--xfer_sizes=" + ",".join(str(s) for s in SIZES), "--benchmark_min_time=0.01"]
@@ -48,7 +48,7 @@ class TwoRanks(unittest.TestCase):
     def setUpClass(cls):
         cls.proc, cls.doc = launch_json(2, FAST + [FILTER], timeout=600)
         if gpu_missing(cls.proc):
-            raise unittest.SkipTest(gpu_missing(cls.proc))
+            raise no_gpu(gpu_missing(cls.proc))
         if cls.doc is None:
             raise AssertionError("no result file: " + cls.proc.stderr)
         cls.reasons = skipped(cls.doc)
@@ -104,7 +104,7 @@ class TwoRanks(unittest.TestCase):
 
     def test_nccl_version_is_recorded(self):
         if "built without NCCL" in self.reasons.get("nccl_sendrecv", ""):
-            self.skipTest("built without NCCL")
+            raise no_gpu("built without NCCL")
         self.assertRegex(self.doc["context"]["xferbench"]["nccl"]["version"], r"^\d+\.\d+\.\d+$")
 
 
@@ -112,7 +112,7 @@ class Corruption(unittest.TestCase):
     def test_a_flipped_byte_fails_the_rows_and_the_run(self):
         probe, doc = launch_json(2, ["--xfer_sizes=8", "--benchmark_min_time=0.01", FILTER])
         if gpu_missing(probe):
-            self.skipTest(gpu_missing(probe))
+            raise no_gpu(gpu_missing(probe))
         self.assertIsNotNone(doc, probe.stderr)
         reasons = skipped(doc)
         for path in FAMILIES:
@@ -144,7 +144,7 @@ class MoreRanks(unittest.TestCase):
         proc, doc = launch_json(3, ["--xfer_sizes=8,65536", "--benchmark_min_time=0.01", FILTER],
                                 timeout=600)
         if gpu_missing(proc):
-            self.skipTest(gpu_missing(proc))
+            raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         reasons = skipped(doc)
         names = {r["name"] for r in rows(doc)}
@@ -167,7 +167,7 @@ class Console(unittest.TestCase):
         proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=0.01", FILTER,
                           "--benchmark_color=false"])
         if gpu_missing(proc):
-            self.skipTest(gpu_missing(proc))
+            raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.count("mpi_staged/host:pinned/mode:pipelined/bytes:8"), 1,
                          proc.stdout)

@@ -1,10 +1,19 @@
 """Flags: help, version, and bad input that stops every rank with status 2 before any run."""
 
+import json
 import os
+import re
+import subprocess
 import tempfile
 import unittest
 
-from xfer_testlib import QUICK, launch
+from xfer_testlib import MPIRUN, QUICK, XFERBENCH, launch
+
+
+def benchmark_version():
+    out = launch(0, ["--version"], timeout=60).stdout
+    major, minor = re.search(r"Google Benchmark (\d+)\.(\d+)", out).groups()
+    return int(major), int(minor)
 
 
 class BadInput(unittest.TestCase):
@@ -35,6 +44,55 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error(["--xfer_gpus=0-1"], "--xfer_gpus", "expected ordered GPU pairs")
         self.assert_usage_error(["--xfer_bogus=1"], "unknown flag --xfer_bogus")
         self.assert_usage_error(["--benchmark_out_format=xml"], "--benchmark_out_format")
+
+    def test_random_interleaving_is_refused(self):
+        # Each rank would shuffle the rows its own way and the ping-pongs would cross.
+        self.assert_usage_error(["--benchmark_enable_random_interleaving=true"],
+                                "--benchmark_enable_random_interleaving", "same order")
+
+    def test_bad_time_unit(self):
+        self.assert_usage_error(["--benchmark_time_unit=fortnights"], "--benchmark_time_unit",
+                                "expected ns, us, ms or s")
+
+    def test_min_time_in_either_google_benchmark_spelling(self):
+        for value in ("0.01", "0.01s"):
+            with self.subTest(value=value):
+                proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=" + value], timeout=120)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertNotIn("should have a suffix", proc.stderr)
+        proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=100x"], timeout=120)
+        if benchmark_version() >= (1, 8):
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        else:
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("iteration counts need Google Benchmark 1.8", proc.stderr)
+        self.assert_usage_error(["--benchmark_min_time=soon"], "--benchmark_min_time")
+
+    def test_ranks_with_different_settings_stop_instead_of_deadlocking(self):
+        command = MPIRUN + ["1", XFERBENCH] + QUICK + [":", "-np", "1", "env",
+                                                       "XFER_SIZES=16", XFERBENCH] + QUICK[1:]
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              timeout=120, check=False,
+                              env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("the ranks were given different settings", proc.stderr)
+
+    def test_filter_that_matches_nothing_is_an_error(self):
+        proc = launch(2, QUICK + ["--benchmark_filter=mpi_hots"], timeout=120)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--benchmark_filter=mpi_hots matches no benchmark here", proc.stderr)
+
+    def test_filter_for_a_path_skipped_here_is_not(self):
+        proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("skipped mpi_host: needs 2 ranks", proc.stderr)
+
+    def test_required_path_filtered_out_fails(self):
+        proc = launch(2, QUICK + ["--benchmark_filter=nccl", "--xfer_require=mpi_host"],
+                      timeout=120)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("required path mpi_host produced no rows", proc.stderr)
 
     def test_unknown_benchmark_flag(self):
         proc = launch(2, QUICK + ["--benchmark_nonsense=1"], timeout=120)
@@ -88,6 +146,25 @@ class ResultFile(unittest.TestCase):
             self.assertTrue(text.startswith("{"))
             self.assertNotIn("old content", text)
             self.assertEqual(os.listdir(tmp), ["run.json"])
+
+    def test_file_named_in_the_environment_is_written_by_rank_0_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            proc = launch(2, QUICK, env={"BENCHMARK_OUT": out})
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out, encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["context"]["xferbench"]["world_size"], 2)
+
+    def test_a_run_that_dies_leaves_the_previous_file_untouched(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            with open(out, "w", encoding="utf-8") as f:
+                f.write('{"previous": true}')
+            proc = launch(2, QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"],
+                          env={"BENCHMARK_OUT": out}, timeout=120)
+            self.assertNotEqual(proc.returncode, 0)
+            with open(out, encoding="utf-8") as f:
+                self.assertEqual(f.read(), '{"previous": true}')
 
     def test_csv_and_console_file_formats(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import unittest
 
 XFERBENCH = os.environ.get("XFERBENCH", "xferbench")
 MPIRUN = shlex.split(os.environ.get("XFER_MPIRUN", "mpirun --oversubscribe -np"))
@@ -47,3 +48,14 @@ def rows(document, run_type="iteration"):
 
 def failed(row):
     return bool(row.get("error_occurred")) or row.get("skipped") is True
+
+
+def no_gpu(reason):
+    """What a GPU test raises when the GPU paths cannot run here.
+
+    A skip on a machine without GPUs; a failure where XFER_EXPECT_GPU=1 says there must be
+    GPUs (tools/gpu-session sets it), so a build that silently lost CUDA cannot pass as green.
+    """
+    if os.environ.get("XFER_EXPECT_GPU") == "1":
+        return AssertionError("XFER_EXPECT_GPU=1 but the GPU paths cannot run: " + reason)
+    return unittest.SkipTest(reason)

@@ -92,5 +92,35 @@ TEST(GpuPairs, ListsAndAll) {
   EXPECT_THROW(parse_gpu_pairs("", "--g"), UsageError);
 }
 
+TEST(MinTime, SpelledForTheGoogleBenchmarkBuiltAgainst) {
+  EXPECT_EQ(normalise_min_time("0.5", 1, 7), "0.5");
+  EXPECT_EQ(normalise_min_time("0.5s", 1, 7), "0.5");
+  EXPECT_EQ(normalise_min_time("0.5", 1, 8), "0.5s");
+  EXPECT_EQ(normalise_min_time("0.5s", 1, 8), "0.5s");
+  EXPECT_EQ(normalise_min_time("100x", 1, 8), "100x");
+  EXPECT_THROW(normalise_min_time("100x", 1, 7), UsageError);
+  EXPECT_THROW(normalise_min_time("soon", 1, 8), UsageError);
+  EXPECT_THROW(normalise_min_time("0", 1, 8), UsageError);
+  EXPECT_THROW(normalise_min_time("", 1, 8), UsageError);
+}
+
+TEST(SettingsFingerprint, DiffersWhenWhatRunsDiffers) {
+  const std::string base = settings_fingerprint(parse({"--xfer_sizes=8"}));
+  EXPECT_EQ(base, settings_fingerprint(parse({"--xfer_sizes=8"})));
+  EXPECT_NE(base, settings_fingerprint(parse({"--xfer_sizes=16"})));
+  EXPECT_NE(base, settings_fingerprint(parse({"--xfer_sizes=8", "--benchmark_filter=mpi"})));
+  EXPECT_NE(base, settings_fingerprint(parse({"--xfer_sizes=8"}, {{"XFER_WARMUP", "7"}})));
+  // Where the file goes is rank 0's business alone.
+  EXPECT_EQ(base, settings_fingerprint(parse({"--xfer_sizes=8", "--benchmark_out=x.json"})));
+}
+
+TEST(CommandLine, RandomInterleavingIsRefusedFromFlagAndEnvironment) {
+  EXPECT_NE(usage_error({"--benchmark_enable_random_interleaving=true"}).find("same order"),
+            std::string::npos);
+  EXPECT_NE(usage_error({}, {{"BENCHMARK_ENABLE_RANDOM_INTERLEAVING", "1"}}).find("same order"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse({"--benchmark_enable_random_interleaving=false"}));
+}
+
 }  // namespace
 }  // namespace xfer
