@@ -210,25 +210,7 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
 }  // namespace
 
 void register_host_staging(Registry& registry) {
-  const World& world = registry.world();
-  const gpu::GpuFacts facts =
-      gpu::share_gpu_facts(world, world.is_root() ? gpu::probe_gpu_facts() : gpu::GpuFacts{});
-  const auto plan = gpu::plan_host_staging(registry.config().gpus, facts);
-  for (const auto& skip : plan.skips) registry.skip(skip.path, skip.reason);
-  if (plan.families.empty()) return;
-
-  if (world.is_root()) {
-    std::vector<std::pair<int, int>> pairs;
-    for (const auto& f : plan.families) pairs.emplace_back(f.src, f.dst);
-    gpu::announce_gpus(registry, pairs);
-  }
-  for (const auto& family : plan.families) {
-    auto may_hold = std::make_shared<bool>(true);
-    registry.add("host_staging", family.name(),
-                 [family, may_hold](benchmark::State& state, const Harness& h, const Row& row) {
-                   staging_row(state, h, row, family, *may_hold);
-                 });
-  }
+  gpu::register_copy_families(registry, "host_staging", gpu::plan_host_staging, staging_row);
 }
 
 }  // namespace xfer

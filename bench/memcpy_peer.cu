@@ -209,25 +209,7 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const P
 }  // namespace
 
 void register_memcpy_peer(Registry& registry) {
-  const World& world = registry.world();
-  const gpu::GpuFacts facts =
-      gpu::share_gpu_facts(world, world.is_root() ? gpu::probe_gpu_facts() : gpu::GpuFacts{});
-  const auto plan = gpu::plan_memcpy_peer(registry.config().gpus, facts);
-  for (const auto& skip : plan.skips) registry.skip(skip.path, skip.reason);
-  if (plan.families.empty()) return;
-
-  if (world.is_root()) {
-    std::vector<std::pair<int, int>> pairs;
-    for (const auto& f : plan.families) pairs.emplace_back(f.src, f.dst);
-    gpu::announce_gpus(registry, pairs);
-  }
-  for (const auto& family : plan.families) {
-    auto may_hold = std::make_shared<bool>(true);
-    registry.add("memcpy_peer", family.name(),
-                 [family, may_hold](benchmark::State& state, const Harness& h, const Row& row) {
-                   copy_row(state, h, row, family, *may_hold);
-                 });
-  }
+  gpu::register_copy_families(registry, "memcpy_peer", gpu::plan_memcpy_peer, copy_row);
 }
 
 }  // namespace xfer

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,5 +69,33 @@ void record_cuda_context(Registry& registry, const std::vector<std::pair<int, in
 std::vector<std::string> topology_lines(const std::vector<int>& gpus);
 
 void announce_gpus(Registry& registry, const std::vector<std::pair<int, int>>& pairs);
+
+// Registration shared by the one-process copy paths: rank 0 probes the GPUs and every rank
+// plans from its facts (`plan(gpus, facts)` -> skips and families), skips are recorded, rank 0
+// announces the GPUs in use, and each family is added with its own may-hold flag, which
+// `row(state, harness, row, family, may_hold)` clears once a stream hold gave up.
+template <class PlanFn, class RowFn>
+void register_copy_families(Registry& registry, const std::string& path, PlanFn plan_for,
+                            RowFn row_fn) {
+  const World& world = registry.world();
+  const GpuFacts facts = share_gpu_facts(world, world.is_root() ? probe_gpu_facts() : GpuFacts{});
+  const auto plan = plan_for(registry.config().gpus, facts);
+  for (const auto& skip : plan.skips) registry.skip(skip.path, skip.reason);
+  if (plan.families.empty()) return;
+
+  if (world.is_root()) {
+    std::vector<std::pair<int, int>> pairs;
+    for (const auto& f : plan.families) pairs.emplace_back(f.src, f.dst);
+    announce_gpus(registry, pairs);
+  }
+  for (const auto& family : plan.families) {
+    auto may_hold = std::make_shared<bool>(true);
+    registry.add(
+        path, family.name(),
+        [family, may_hold, row_fn](benchmark::State& state, const Harness& h, const Row& row) {
+          row_fn(state, h, row, family, *may_hold);
+        });
+  }
+}
 
 }  // namespace xfer::gpu
