@@ -189,11 +189,7 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
       [&] {
         if (!mine) return 0.0;
         return gpu::with_context(where, [&] {
-          if (f.latency) return copy->time_one();
-          if (const auto held = copy->time_batch(batch, timing.hold && may_hold)) return *held;
-          may_hold = false;
-          gpu::note_hold_gave_up(row.name);
-          return *copy->time_batch(batch, false);
+          return gpu::time_copies(*copy, f.latency, batch, timing.hold, may_hold, row.name);
         });
       },
       tally);

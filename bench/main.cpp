@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 #include <cstdlib>
 #include <iostream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -120,12 +120,11 @@ int run(int argc, char** argv, const xfer::CommandLine& cl) {
   register_paths(registry);
   xfer::finish_context(context, registry, world);
 
+  const std::vector<std::string> hosts = world.all_gather(world.host());  // collective
   if (world.is_root()) {
-    for (const auto& line : xfer::summary_lines(registry, world, world.all_gather(world.host())))
+    for (const auto& line : xfer::summary_lines(registry, world, hosts))
       std::fprintf(stderr, "%s\n", line.c_str());
     std::fflush(stderr);
-  } else {
-    world.all_gather(world.host());
   }
 
   xfer::RankZeroReporter reporter(config, world, context.dump(2));

@@ -24,6 +24,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cuda.hpp"
@@ -66,6 +68,20 @@ class StreamHold {
 // One line on stderr: the hold of `row` gave up before the host had queued the batch, so the
 // row's family is timed without a hold from now on (its copies are long; see docs/gpu-paths.md).
 void note_hold_gave_up(const std::string& row);
+
+// One timed batch of a copy path, with the fallback both copy paths share: a latency row times
+// one copy with the host clock; a bandwidth row times `batch` copies, held while `hold` and the
+// family's `may_hold` allow, and if the hold gave up it re-times unheld and clears `may_hold`.
+// `Copy` has double time_one() and std::optional<double> time_batch(batch, hold).
+template <class Copy>
+double time_copies(Copy& copy, bool latency, std::int64_t batch, bool hold, bool& may_hold,
+                   const std::string& row) {
+  if (latency) return copy.time_one();
+  if (const auto held = copy.time_batch(batch, hold && may_hold)) return *held;
+  may_hold = false;
+  note_hold_gave_up(row);
+  return *copy.time_batch(batch, false);
+}
 
 // Holds `stream` for one scope; release() (or leaving the scope) lets it go.
 class HeldStream {
