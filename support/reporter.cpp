@@ -81,8 +81,8 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
   const auto at = gb_json.find(key);
   if (at == std::string::npos) return gb_json;
   const auto insert_at = at + key.size();
-  const bool empty = gb_json.find_first_not_of(" \n", insert_at) != std::string::npos &&
-                     gb_json[gb_json.find_first_not_of(" \n", insert_at)] == '}';
+  const auto next = gb_json.find_first_not_of(" \n", insert_at);
+  const bool empty = next != std::string::npos && gb_json[next] == '}';
   return gb_json.substr(0, insert_at) +
          "\n    \"xferbench\": " + indent_continuation(context_json, "    ") + (empty ? "" : ",") +
          gb_json.substr(insert_at);
