@@ -6,6 +6,7 @@
 
 Rows are matched by name, repetitions are pooled per side, medians are
 compared and a two-sided Mann-Whitney U test says whether a change is real.
+Single runs that state their uncertainty (counter ci95_pct) are judged by it.
 Exit status: 0 no regression, 1 regression (the CI gate), 2 bad input.
 See docs/compare.md.
 """
@@ -55,6 +56,8 @@ class Sample:
     time_us: float
     latency_us: float | None
     gbps: float | None
+    ci95_pct: float | None = None      # stated 95% CI half-width, percent
+    time_limited: bool | None = None   # None: the row does not say
 
 
 @dataclasses.dataclass
@@ -155,12 +158,30 @@ def row_problem(row):
     return None
 
 
-def row_sample(row):
+def stated_ci95(row):
+    """The row's ci95_pct if it is a finite number >= 0, else None."""
+    value = row.get('ci95_pct')
+    return float(value) if is_number(value) and value >= 0 else None
+
+
+def stated_time_limited(row):
+    """True/False from a 1/0 time_limited counter; None if absent or odd."""
+    value = row.get('time_limited')
+    return bool(value) if is_number(value) and value in (0, 1) else None
+
+
+def row_sample(row, stated=True):
+    """One sample; stated=False ignores the row's own uncertainty counters
+    (an aggregate row's ci95_pct is not the uncertainty of its value)."""
     time_us = row['real_time'] * TIME_UNIT_TO_US[row.get('time_unit', 'ns')]
     gbps = positive(row.get('GB/s'))
     if gbps is None and positive(row.get('bytes_per_second')):
         gbps = row['bytes_per_second'] / 1e9
-    return Sample(time_us, positive(row.get('latency_us')), gbps)
+    sample = Sample(time_us, positive(row.get('latency_us')), gbps)
+    if stated:
+        sample.ci95_pct = stated_ci95(row)
+        sample.time_limited = stated_time_limited(row)
+    return sample
 
 
 # ---------------------------------------------------------- normalising
@@ -217,7 +238,7 @@ def series_from_rows(rows, aggregates_only):
         if problem:
             series.errors.append(problem)
         else:
-            series.samples.append(row_sample(row))
+            series.samples.append(row_sample(row, not aggregates_only))
     return series
 
 
@@ -508,9 +529,33 @@ def significance(base_values, new_values, alpha):
     return ('significant' if test.p < alpha else 'not significant'), test
 
 
-def classify_change(change, higher_is_better, verdict, threshold):
-    """A change beyond the threshold counts unless the test rejects it."""
-    if abs(change) <= threshold:
+def single_ci95(series):
+    """The stated ci95_pct of a side's only sample (None with repetitions)."""
+    return series.samples[0].ci95_pct if len(series.samples) == 1 else None
+
+
+def combined_uncertainty(base_ci, new_ci):
+    """Relative 95% uncertainty, percent, of the ratio of two independent
+    means: sqrt(base^2 + new^2). None unless both sides state one."""
+    if base_ci is None or new_ci is None:
+        return None
+    combined = math.hypot(base_ci, new_ci)
+    return combined if math.isfinite(combined) else None
+
+
+def time_limited(series):
+    """Whether any sample stopped at its time budget; None if none says."""
+    flags = [s.time_limited for s in series.samples
+             if s.time_limited is not None]
+    return any(flags) if flags else None
+
+
+def classify_change(change, higher_is_better, verdict, threshold,
+                    uncertainty=None):
+    """A change beyond the threshold (and beyond the stated uncertainty,
+    where there is one) counts unless the test rejects it."""
+    limit = threshold if uncertainty is None else max(threshold, uncertainty)
+    if abs(change) <= limit:
         return 'same'
     if verdict == 'not significant':
         return 'not significant'
@@ -523,9 +568,20 @@ def judge(base, new, options):
     basis, base_values, new_values = judged_values(base, new, metric.name)
     change = statistics.median(new_values) / statistics.median(base_values) - 1
     verdict, test = significance(base_values, new_values, options.alpha)
+    # Only single runs (no U test possible) have a single_ci95 on both sides.
+    uncertainty = combined_uncertainty(single_ci95(base), single_ci95(new))
+    if uncertainty is not None:
+        judged_by = 'uncertainty'
+    elif verdict in ('significant', 'not significant'):
+        judged_by = 'u-test'
+    else:
+        judged_by = 'threshold'
     return {
-        'status': classify_change(change, metric.higher_is_better, verdict,
-                                  options.threshold / 100),
+        'status': classify_change(
+            change, metric.higher_is_better, verdict, options.threshold / 100,
+            None if uncertainty is None else uncertainty / 100),
+        'judged_by': judged_by,
+        'uncertainty_percent': uncertainty,
         'judged_on': basis,
         'change': change,
         'p_value': test.p if test else None,
@@ -561,10 +617,19 @@ def summarise_series(series):
     }
 
 
+def stated_fields(side, series):
+    if series is None:
+        return {f'{side}_ci95_pct': None, f'{side}_time_limited': None}
+    return {f'{side}_ci95_pct': single_ci95(series),
+            f'{side}_time_limited': time_limited(series)}
+
+
 def compare_row(name, base, new, options):
     row = {'name': name, 'path': path_of(name), 'bytes': message_bytes(name),
            'status': None, 'failed_in': None, 'judged_on': None,
            'change': None, 'p_value': None, 'u': None, 'significance': None,
+           'judged_by': None, 'uncertainty_percent': None,
+           **stated_fields('base', base), **stated_fields('new', new),
            'base': summarise_series(base), 'new': summarise_series(new)}
     if base is None or new is None:
         row['status'] = 'new' if base is None else 'missing'
@@ -626,7 +691,8 @@ def aggregate_notes(base, new):
 
 def significance_notes(rows, alpha):
     notes = []
-    unknown = count_rows(rows, significance='no repetitions')
+    unknown = count_rows(rows, significance='no repetitions',
+                         judged_by='threshold')
     if unknown:
         notes.append(f'Significance unknown for {plural(unknown, "row")}: no '
                      'repetitions to test; judged by the threshold only.')
@@ -639,6 +705,28 @@ def significance_notes(rows, alpha):
             f'possible p is {smallest_p_value(n1, n2):.3f}); judged by the '
             f'threshold only. Use at least {repetitions_needed(alpha)} '
             'repetitions per side.')
+    return notes
+
+
+def is_time_limited(row):
+    return bool(row['base_time_limited'] or row['new_time_limited'])
+
+
+def uncertainty_notes(rows):
+    stated = [r for r in rows if r['judged_by'] == 'uncertainty']
+    if not stated:
+        return []
+    notes = [f'{plural(len(stated), "row")} without repetitions judged by '
+             'the uncertainty the runs stated (ci95_pct): ±unc = '
+             'sqrt(base^2 + new^2); a change counts only beyond both ±unc and '
+             'the threshold.']
+    limited = sum(map(is_time_limited, stated))
+    if limited:
+        notes.append(f'{plural(limited, "row")} marked * under ±unc '
+                     f'{"was" if limited == 1 else "were"} time-limited: '
+                     'stopped by the time budget before reaching the '
+                     'requested precision; judged by the wider uncertainty '
+                     'stated.')
     return notes
 
 
@@ -657,6 +745,7 @@ def basis_notes(rows, metric):
 def report_notes(base, new, rows, options):
     return (identity_notes(base, new) + aggregate_notes(base, new)
             + significance_notes(rows, options.alpha)
+            + uncertainty_notes(rows)
             + basis_notes(rows, options.metric))
 
 
@@ -709,6 +798,13 @@ def format_change(change):
     return '-' if change is None else f'{change * 100:+.1f}%'
 
 
+def format_uncertainty(row):
+    if row['judged_by'] != 'uncertainty':
+        return '-'
+    mark = '*' if is_time_limited(row) else ''
+    return f'{row["uncertainty_percent"]:.2f}%{mark}'
+
+
 def format_count(side):
     return '-' if side is None else str(side['n'])
 
@@ -748,12 +844,19 @@ def machine_line(report):
             'code.']
 
 
+def any_stated(report):
+    """Whether any row was judged by the uncertainty its runs stated."""
+    return any(row['judged_by'] == 'uncertainty' for row in report['rows'])
+
+
 def setup_line(report):
     metric = report['metric']
     direction = 'higher' if metric['higher_is_better'] else 'lower'
+    stated = '; single runs by their stated uncertainty' \
+        if any_stated(report) else ''
     return (f'Judged by {metric["name"]} ({direction} is better), threshold '
             f'{report["threshold_percent"]:g}%, two-sided Mann-Whitney U at '
-            f'alpha {report["alpha"]:g}.')
+            f'alpha {report["alpha"]:g}{stated}.')
 
 
 def files_line(report):
@@ -762,8 +865,12 @@ def files_line(report):
 
 
 def rows_table(report):
+    """The per-row table; the ±unc column only where a row was judged by
+    its stated uncertainty, so older files render exactly as before."""
+    stated = any_stated(report)
     headers = ['benchmark', 'n', 'base time', 'new time', 'base GB/s',
-               'new GB/s', 'change', 'p', 'status']
+               'new GB/s', 'change'] + (['±unc'] if stated else []) + \
+        ['p', 'status']
     body = []
     for row in report['rows']:
         base, new = row['base'] or {}, row['new'] or {}
@@ -774,10 +881,11 @@ def rows_table(report):
             format_number(base.get('gbps'), '.4g'),
             format_number(new.get('gbps'), '.4g'),
             format_change(row['change']),
+        ] + ([format_uncertainty(row)] if stated else []) + [
             format_number(row['p_value'], '.3f'),
             format_status(row),
         ])
-    return headers, body, 'lrrrrrrrl'
+    return headers, body, 'lrrrrrr' + ('r' if stated else '') + 'rl'
 
 
 def summary_table(report):
@@ -820,7 +928,7 @@ def text_table(headers, body, align):
 
 def markdown_table(headers, body, align):
     def escape(cell):
-        return cell.replace('|', '\\|')
+        return cell.replace('|', '\\|').replace('*', '\\*')
     rule = ['---:' if a == 'r' else ':---' for a in align]
     return ['| ' + ' | '.join(escape(c) for c in cells) + ' |'
             for cells in [headers, rule] + body]
@@ -947,6 +1055,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    if hasattr(sys.stdout, 'reconfigure'):  # '±' on an ASCII-only stdout
+        sys.stdout.reconfigure(errors='backslashreplace')
     try:
         report = build_report(load_side('base', args.base),
                               load_side('new', args.new), args)

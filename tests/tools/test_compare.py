@@ -21,6 +21,10 @@ FIXTURES = ROOT / 'tests' / 'fixtures' / 'compare'
 XFERBENCH_FIXTURE = FIXTURES / 'xferbench_h200_node1.json'
 REAL_A = FIXTURES / 'real_mpi_host_a.json'
 REAL_B = FIXTURES / 'real_mpi_host_b.json'
+# Single runs (no repetitions) whose rows state ci95_pct; see the fixtures.
+CI_BASE = FIXTURES / 'ci_single_base.json'
+CI_NEW = FIXTURES / 'ci_single_new.json'
+CI_HOSTILE = FIXTURES / 'ci_hostile_new.json'
 
 # Deterministic spread of +-1% around a median: repetition noise.
 NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
@@ -402,6 +406,234 @@ class RepetitionsTest(CompareToolCase):
         _, alone = self.report(paths['base1'], paths['new1'])
         self.assertEqual(alone['rows'][0]['significance'],
                          'too few repetitions')
+
+
+class StatedUncertaintyTest(CompareToolCase):
+    """Single runs judged by the ci95_pct each row states (issue 9)."""
+
+    NAME = 'mpi_host/bytes:8/manual_time'
+
+    def single(self, time_us, ci95_pct=None, time_limited=None):
+        counters = {}
+        if ci95_pct is not None:
+            counters['ci95_pct'] = ci95_pct
+        if time_limited is not None:
+            counters['time_limited'] = time_limited
+        return iteration_rows(self.NAME, time_us, (1.0,), 8, **counters)
+
+    def rows_by_name(self, report):
+        return {row['name']: row for row in report['rows']}
+
+    def test_change_within_stated_uncertainty_is_same_despite_threshold(self):
+        # mpi_host/bytes:8 is +3.0% with ci95_pct 2.5 on both sides.
+        result = self.run_tool(CI_BASE, CI_NEW, '--threshold', '1')
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn('No regression beyond 1%', result.stdout)
+        self.assertRegex(result.stdout, r'change +±unc +p +status')
+        self.assertRegex(result.stdout,
+                         r'mpi_host/bytes:8 .* \+3\.0% +3\.54% +- +same')
+        self.assertIn('4 rows without repetitions judged by the uncertainty '
+                      'the runs stated', result.stdout)
+        code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1')
+        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        self.assertEqual((code, row['status'], row['judged_by']),
+                         (0, 'same', 'uncertainty'))
+        self.assertAlmostEqual(row['change'], 0.03)
+        self.assertAlmostEqual(row['uncertainty_percent'],
+                               math.sqrt(2.5 ** 2 + 2.5 ** 2))
+        self.assertAlmostEqual(row['uncertainty_percent'], 3.54, places=2)
+        self.assertEqual((row['base_ci95_pct'], row['new_ci95_pct']),
+                         (2.5, 2.5))
+        self.assertEqual(report['schema'], 'xferbench-compare/1')
+
+    def test_same_change_without_stated_uncertainty_is_judged_by_threshold(
+            self):
+        doc = json.loads(CI_NEW.read_text())
+        for row in doc['benchmarks']:
+            del row['ci95_pct']
+        stripped = self.write('stripped.json', doc)
+        result = self.run_tool(CI_BASE, stripped, '--threshold', '1')
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('2 regressions beyond 1%: mpi_host/bytes:8, '
+                      'mpi_host/bytes:65536', result.stdout)
+        self.assertNotIn('±unc', result.stdout)
+        self.assertIn('Significance unknown for 4 rows', result.stdout)
+        _, report = self.report(CI_BASE, stripped, '--threshold', '1')
+        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        self.assertEqual((row['status'], row['judged_by']),
+                         ('slower', 'threshold'))
+        self.assertIsNone(row['uncertainty_percent'])
+        self.assertEqual((row['base_ci95_pct'], row['new_ci95_pct']),
+                         (2.5, None))
+
+    def test_change_beyond_uncertainty_and_threshold_is_slower(self):
+        base, new = self.pair(self.single(1.0, 1.0, 0),
+                              self.single(1.12, 1.0, 0))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('1 regression beyond 5%: mpi_host/bytes:8',
+                      result.stdout)
+        self.assertRegex(result.stdout, r'\+12\.0% +1\.41% +- +slower')
+        code, report = self.report(base, new)
+        row = report['rows'][0]
+        self.assertEqual((code, row['status'], row['judged_by']),
+                         (1, 'slower', 'uncertainty'))
+        self.assertAlmostEqual(row['uncertainty_percent'], math.sqrt(2))
+        self.assertEqual(report['regressions'], ['mpi_host/bytes:8'])
+
+    def test_improvement_beyond_uncertainty_is_faster(self):
+        code, report = self.report(*self.pair(self.single(1.0, 1.0),
+                                              self.single(0.88, 1.0)))
+        self.assertEqual((code, report['rows'][0]['status']), (0, 'faster'))
+
+    def test_change_beyond_uncertainty_but_within_threshold_is_same(self):
+        base, new = self.pair(self.single(1.0, 0.5), self.single(1.03, 0.5))
+        code, report = self.report(base, new)
+        self.assertEqual((code, report['rows'][0]['status']), (0, 'same'))
+        code, report = self.report(base, new, '--threshold', '2')
+        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
+
+    def test_zero_uncertainty_leaves_the_threshold_to_decide(self):
+        code, report = self.report(*self.pair(self.single(1.0, 0.0),
+                                              self.single(1.06, 0)))
+        row = report['rows'][0]
+        self.assertEqual((code, row['status'], row['judged_by']),
+                         (1, 'slower', 'uncertainty'))
+        self.assertEqual(row['uncertainty_percent'], 0.0)
+
+    def test_one_side_without_uncertainty_is_judged_by_threshold(self):
+        base, new = self.pair(self.single(1.0, 2.5), self.single(1.06))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertNotIn('±unc', result.stdout)
+        _, report = self.report(base, new)
+        row = report['rows'][0]
+        self.assertEqual((row['judged_by'], row['base_ci95_pct'],
+                          row['new_ci95_pct'], row['uncertainty_percent']),
+                         ('threshold', 2.5, None, None))
+
+    def test_repetitions_are_judged_by_the_u_test_not_stated_uncertainty(
+            self):
+        base, new = self.pair(
+            iteration_rows(self.NAME, 1.0, ci95_pct=15.0, time_limited=1),
+            iteration_rows(self.NAME, 1.2, ci95_pct=15.0, time_limited=1))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertNotIn('±unc', result.stdout)
+        _, report = self.report(base, new)
+        row = report['rows'][0]
+        self.assertEqual((row['status'], row['judged_by'],
+                          row['significance']),
+                         ('slower', 'u-test', 'significant'))
+        self.assertIsNone(row['uncertainty_percent'])
+        self.assertIsNone(row['base_ci95_pct'])
+        self.assertTrue(row['new_time_limited'])
+
+    def test_time_limited_row_is_judged_by_its_uncertainty_and_marked(self):
+        # mpi_host/bytes:65536: +2.5%, ci95_pct 3.1 and 2.9, time-limited.
+        result = self.run_tool(CI_BASE, CI_NEW, '--threshold', '1')
+        self.assertRegex(result.stdout,
+                         r'mpi_host/bytes:65536 .* \+2\.5% +4\.24%\* +- +same')
+        self.assertIn('1 row marked * under ±unc was time-limited',
+                      result.stdout)
+        markdown = self.run_tool(CI_BASE, CI_NEW, '--format', 'markdown')
+        self.assertIn('| +2.5% | 4.24%\\* | - | same |', markdown.stdout)
+        _, report = self.report(CI_BASE, CI_NEW)
+        row = self.rows_by_name(report)['mpi_host/bytes:65536']
+        self.assertEqual((row['base_time_limited'], row['new_time_limited']),
+                         (True, True))
+        self.assertFalse(self.rows_by_name(report)['mpi_host/bytes:8']
+                         ['new_time_limited'])
+
+    def test_time_limited_row_beyond_its_uncertainty_is_slower(self):
+        base, new = self.pair(self.single(1.0, 3.0, 1),
+                              self.single(1.10, 3.0, 0))
+        result = self.run_tool(base, new)
+        self.assertEqual(result.returncode, 1)
+        self.assertRegex(result.stdout, r'\+10\.0% +4\.24%\* +- +slower')
+
+    def test_unusable_ci95_values_mean_no_uncertainty(self):
+        # ci95_pct "2.5" (a string), -1, nan and null; time_limited "yes".
+        result = self.run_tool(CI_BASE, CI_HOSTILE, '--threshold', '1')
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stderr, '')
+        self.assertNotIn('±unc', result.stdout)
+        code, report = self.report(CI_BASE, CI_HOSTILE, '--threshold', '1')
+        for row in report['rows']:
+            self.assertEqual(row['judged_by'], 'threshold', row['name'])
+            self.assertIsNone(row['uncertainty_percent'])
+            self.assertIsNone(row['new_ci95_pct'])
+        self.assertEqual(self.statuses(report), {
+            'mpi_host/bytes:8': 'slower', 'mpi_host/bytes:4096': 'same',
+            'mpi_host/bytes:65536': 'slower',
+            'mpi_host/bytes:262144': 'same'})
+        self.assertIsNone(self.rows_by_name(report)['mpi_host/bytes:65536']
+                          ['new_time_limited'])
+
+    def test_hostile_ci95_values_never_crash(self):
+        hostile = ['1.5', -0.5, True, None, [], {'v': 1}, 'nan']
+        for value in hostile:
+            with self.subTest(ci95_pct=value):
+                base, new = self.pair(self.single(1.0, 2.0, 'yes'),
+                                      self.single(1.06, value, -3))
+                result = self.run_tool(base, new, '--format', 'json')
+                self.assertEqual(result.returncode, 1, result.stderr)
+                row = json.loads(result.stdout)['rows'][0]
+                self.assertEqual((row['judged_by'], row['new_ci95_pct'],
+                                  row['new_time_limited']),
+                                 ('threshold', None, None))
+        base = self.write('base.json', document(self.single(1.0, 2.0)))
+        for token in ('NaN', 'Infinity', '-Infinity', 'nan', 'inf'):
+            with self.subTest(token=token):
+                text = json.dumps(document(self.single(1.06, 12345.0)))
+                new = self.write('new.json', text.replace('12345.0', token))
+                result = self.run_tool(base, new, '--format', 'json')
+                self.assertEqual(result.returncode, 1, result.stderr)
+                row = json.loads(result.stdout)['rows'][0]
+                self.assertEqual(row['judged_by'], 'threshold')
+
+    def test_overflowing_combined_uncertainty_is_not_used(self):
+        base, new = self.pair(self.single(1.0, 1.5e308),
+                              self.single(1.06, 1.5e308))
+        result = self.run_tool(base, new, '--format', 'json')
+        self.assertEqual(result.returncode, 1, result.stderr)
+        row = json.loads(result.stdout)['rows'][0]
+        self.assertEqual((row['judged_by'], row['uncertainty_percent']),
+                         ('threshold', None))
+
+    def test_aggregate_rows_stated_uncertainty_is_not_used(self):
+        median = aggregate_row(self.NAME, 'median', 1.06)
+        median.update(ci95_pct=20.0, time_limited=0.0)
+        code, report = self.report(*self.pair(self.single(1.0, 20.0),
+                                              [median]))
+        row = report['rows'][0]
+        self.assertEqual((code, row['status'], row['judged_by']),
+                         (1, 'slower', 'threshold'))
+
+    def test_bandwidth_metric_uses_the_same_uncertainty(self):
+        code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1',
+                                   '--metric', 'bandwidth')
+        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        self.assertEqual((code, row['status'], row['judged_on']),
+                         (0, 'same', 'GB/s'))
+        self.assertAlmostEqual(row['uncertainty_percent'], 3.54, places=2)
+
+    def test_ascii_only_stdout_does_not_crash(self):
+        result = subprocess.run(
+            [sys.executable, str(TOOL), str(CI_BASE), str(CI_NEW)],
+            cwd=self.dir, capture_output=True, text=True,
+            env={**os.environ, 'PYTHONIOENCODING': 'ascii'})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn('\\xb1unc', result.stdout)
+
+    def test_files_without_uncertainty_render_as_before(self):
+        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertNotIn('±unc', result.stdout)
+        self.assertNotIn('stated', result.stdout)
+        self.assertIn('Mann-Whitney U at alpha 0.05.\n', result.stdout)
+        _, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
+        self.assertEqual({row['judged_by'] for row in report['rows']},
+                         {'u-test'})
 
 
 class MetricTest(CompareToolCase):
