@@ -67,13 +67,20 @@ class StagedCopy {
     host_ = static_cast<char*>(f_.pinned ? pinned_.data() : pageable_.data());
     gpu::fill_pattern_device(src_.data(), bytes, seed_, stream_a_.get());
     stream_a_.synchronize();
-    poison_destination();
   }
 
   void warm_up(int copies) {
     for (int i = 0; i < copies; ++i) enqueue_copy();
     stream_a_.synchronize();
-    poison_destination();  // the timed copies alone must deliver the pattern
+  }
+
+  // Poisons GPU b's buffer, and the host buffer with it: an upload that ran ahead of its
+  // download would deliver poison, not a stale copy of the right data.
+  void poison_destination() {
+    gpu::poison_device(dst_.data(), bytes_, seed_, stream_b_.get());
+    XFER_CUDA_CHECK(
+        cudaMemcpyAsync(host_, dst_.data(), bytes_, cudaMemcpyDeviceToHost, stream_b_.get()));
+    stream_b_.synchronize();
   }
 
   // Pinned: GPU time of `batch` copies, with `hold` the stream held until all are queued.
@@ -133,15 +140,6 @@ class StagedCopy {
     gpu::wait(stream_a_.get(), joined_);  // the host buffer is free again
   }
 
-  // Poisons GPU b's buffer, and the host buffer with it: an upload that ran ahead of its
-  // download would deliver poison, not a stale copy of the right data.
-  void poison_destination() {
-    gpu::poison_device(dst_.data(), bytes_, seed_, stream_b_.get());
-    XFER_CUDA_CHECK(
-        cudaMemcpyAsync(host_, dst_.data(), bytes_, cudaMemcpyDeviceToHost, stream_b_.get()));
-    stream_b_.synchronize();
-  }
-
   const StagingFamily f_;
   const std::size_t bytes_;
   const std::size_t chunk_;
@@ -162,15 +160,24 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
   const bool mine = h.world.is_root();  // one process copies; the others agree
   const std::string where =
       "GPU " + std::to_string(f.src) + " -> host -> GPU " + std::to_string(f.dst);
-  std::optional<StagedCopy> copy;
 
-  if (!all_ok(state, h, row, "setup", [&] {
-        if (mine) gpu::with_context(where, [&] { copy.emplace(f, row.bytes, row.seed); });
-      }))
-    return;
+  // Once per row: buffers, streams and the pattern on GPU a, then warm-up copies.
+  auto* copy = setup_once<std::optional<StagedCopy>>(
+      state, h, row,
+      [&] {
+        auto made = std::make_unique<std::optional<StagedCopy>>();
+        if (mine) gpu::with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
+        return made;
+      },
+      [&](std::optional<StagedCopy>& made) {
+        if (mine)
+          gpu::with_context(where, [&] { made->warm_up(warmup_for(h.config, row.bytes)); });
+      });
+  if (!copy) return;
 
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        if (mine) gpu::with_context(where, [&] { copy->warm_up(h.config.warmup); });
+  // Every timed pass starts from poison: only its own copies can make validation pass.
+  if (!all_ok(state, h, row, "poison", [&] {
+        if (mine) gpu::with_context(where, [&] { (*copy)->poison_destination(); });
       }))
     return;
 
@@ -183,24 +190,24 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
                       : gpu::BatchPlan{batch_for(row.bytes), false};
   }
   const std::int64_t batch = timing.batch;
-  Tally tally;
-  timed_loop(
-      state, h, row, batch,
-      [&] {
-        if (!mine) return 0.0;
-        return gpu::with_context(where, [&] {
-          return gpu::time_copies(*copy, f.latency, batch, timing.hold, may_hold, row.name);
-        });
-      },
-      tally);
-  if (state.error_occurred()) return;
+  Measurement m;
+  if (!measure(
+          state, h, row, batch,
+          [&] {
+            if (!mine) return 0.0;
+            return gpu::with_context(where, [&] {
+              return gpu::time_copies(**copy, f.latency, batch, timing.hold, may_hold, row.name);
+            });
+          },
+          m))
+    return;
 
   if (!all_ok(state, h, row, "validate", [&] {
-        if (mine) gpu::with_context(where, [&] { copy->validate(corrupt_here(h, row)); });
+        if (mine) gpu::with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
       }))
     return;
 
-  report_row(state, row, tally, batch);
+  report_row(state, row, m, batch);
 }
 
 }  // namespace

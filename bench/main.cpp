@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -93,7 +94,8 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
   return status;
 }
 
-int run(int argc, char** argv, const xfer::CommandLine& cl) {
+int run(int argc, char** argv, const xfer::CommandLine& cl,
+        std::chrono::steady_clock::time_point started) {
   xfer::World world(&argc, &argv);
   const xfer::Config& config = cl.config;
   // Ranks given different flags or environment would register different rows and deadlock.
@@ -127,11 +129,12 @@ int run(int argc, char** argv, const xfer::CommandLine& cl) {
     std::fflush(stderr);
   }
 
-  xfer::RankZeroReporter reporter(config, world, context.dump(2));
+  xfer::RankZeroReporter reporter(config, world, context, registry.skips(), started);
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
-  } else if (benchmark::RunSpecifiedBenchmarks(&reporter) == 0) {
+  } else if (const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+             registry.release_rows(), ran == 0) {
     // The filter matched no row. That is fine when it names a path skipped here; otherwise it
     // is a typo that must not let a CI job pass on no data.
     reporter.write_without_runs();
@@ -148,6 +151,7 @@ int run(int argc, char** argv, const xfer::CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
   const bool speak = launcher_rank() == 0;
   xfer::CommandLine cl;
   try {
@@ -172,7 +176,7 @@ int main(int argc, char** argv) {
   benchmark_args.push_back("--benchmark_out=");
   if (!initialize_benchmark(benchmark_args)) return 2;
   try {
-    return run(argc, argv, cl);
+    return run(argc, argv, cl, started);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 1;

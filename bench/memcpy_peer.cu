@@ -71,13 +71,20 @@ class PeerCopy {
       dst_a_ = DeviceBuffer(f_.src, bytes);
       gpu::fill_pattern_device(src_b_.data(), bytes, reverse_seed_, stream_b_.get());
     }
-    poison_destinations();
+    stream_a_.synchronize();
+    stream_b_.synchronize();
   }
 
   void warm_up(int copies) {
     for (int i = 0; i < copies; ++i) enqueue(1);
     stream_a_.synchronize();
-    poison_destinations();  // the timed copies alone must deliver the pattern
+  }
+
+  void poison_destinations() {
+    gpu::poison_device(dst_b_.data(), bytes_, seed_, stream_b_.get());
+    if (f_.bidirectional) gpu::poison_device(dst_a_.data(), bytes_, reverse_seed_, stream_a_.get());
+    stream_a_.synchronize();
+    stream_b_.synchronize();
   }
 
   // GPU time of `batch` copies; with `hold`, the stream is held until all are queued. None
@@ -130,13 +137,6 @@ class PeerCopy {
     }
   }
 
-  void poison_destinations() {
-    gpu::poison_device(dst_b_.data(), bytes_, seed_, stream_b_.get());
-    if (f_.bidirectional) gpu::poison_device(dst_a_.data(), bytes_, reverse_seed_, stream_a_.get());
-    stream_a_.synchronize();
-    stream_b_.synchronize();
-  }
-
   // `stream` belongs to the destination's GPU.
   void check(const DeviceBuffer& dst, std::uint64_t seed, int from, const Stream& stream) const {
     const Mismatch m = gpu::count_mismatches_device(dst.data(), bytes_, seed, stream.get());
@@ -161,15 +161,24 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const P
               bool& may_hold) {
   const bool mine = h.world.is_root();  // one process copies; the others agree
   const std::string where = "GPU " + std::to_string(f.src) + " -> GPU " + std::to_string(f.dst);
-  std::optional<PeerCopy> copy;
 
-  if (!all_ok(state, h, row, "setup", [&] {
-        if (mine) gpu::with_context(where, [&] { copy.emplace(f, row.bytes, row.seed); });
-      }))
-    return;
+  // Once per row: peer access, buffers, streams and patterns, then warm-up copies.
+  auto* copy = setup_once<std::optional<PeerCopy>>(
+      state, h, row,
+      [&] {
+        auto made = std::make_unique<std::optional<PeerCopy>>();
+        if (mine) gpu::with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
+        return made;
+      },
+      [&](std::optional<PeerCopy>& made) {
+        if (mine)
+          gpu::with_context(where, [&] { made->warm_up(warmup_for(h.config, row.bytes)); });
+      });
+  if (!copy) return;
 
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        if (mine) gpu::with_context(where, [&] { copy->warm_up(h.config.warmup); });
+  // Every timed pass starts from poison: only its own copies can make validation pass.
+  if (!all_ok(state, h, row, "poison", [&] {
+        if (mine) gpu::with_context(where, [&] { (*copy)->poison_destinations(); });
       }))
     return;
 
@@ -182,24 +191,24 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const P
     timing.hold = timing.hold && gpu::may_hold_peer_copy(f.p2p, row.bytes);
   }
   const std::int64_t batch = timing.batch;
-  Tally tally;
-  timed_loop(
-      state, h, row, batch,
-      [&] {
-        if (!mine) return 0.0;
-        return gpu::with_context(where, [&] {
-          return gpu::time_copies(*copy, f.latency, batch, timing.hold, may_hold, row.name);
-        });
-      },
-      tally);
-  if (state.error_occurred()) return;
+  Measurement m;
+  if (!measure(
+          state, h, row, batch,
+          [&] {
+            if (!mine) return 0.0;
+            return gpu::with_context(where, [&] {
+              return gpu::time_copies(**copy, f.latency, batch, timing.hold, may_hold, row.name);
+            });
+          },
+          m))
+    return;
 
   if (!all_ok(state, h, row, "validate", [&] {
-        if (mine) gpu::with_context(where, [&] { copy->validate(corrupt_here(h, row)); });
+        if (mine) gpu::with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
       }))
     return;
 
-  report_row(state, row, tally, batch, f.bidirectional ? 2 : 1);
+  report_row(state, row, m, batch, f.bidirectional ? 2 : 1);
 }
 
 }  // namespace

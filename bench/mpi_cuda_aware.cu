@@ -34,36 +34,32 @@ void round_trip(const World& world, const gpu::PingPongBuffers& b, const Message
 void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int device) {
   const World& world = h.world;
   const std::size_t bytes = row.bytes;
+  const MessageType message(bytes);
 
-  // Device buffers: rank 0 sends the pattern, receive buffers are poisoned.
-  std::unique_ptr<gpu::PingPongBuffers> buffers;
-  std::unique_ptr<MessageType> message;
-  if (!all_ok(state, h, row, "allocate", [&] {
-        buffers = std::make_unique<gpu::PingPongBuffers>(world, device, bytes, row.seed);
-        message = std::make_unique<MessageType>(bytes);
-      }))
-    return;
-  const bool active = buffers->active();
+  // Once per row: device buffers (rank 0 sends the pattern), then warm-up.
+  gpu::PingPongBuffers* b = setup_once<gpu::PingPongBuffers>(
+      state, h, row,
+      [&] { return std::make_unique<gpu::PingPongBuffers>(world, device, bytes, row.seed); },
+      [&](gpu::PingPongBuffers& made) {
+        if (!made.active()) return;
+        for (int i = 0; i < warmup_for(h.config, bytes); ++i) round_trip(world, made, message);
+      });
+  if (!b) return;
 
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        if (!active) return;
-        for (int i = 0; i < h.config.warmup; ++i) round_trip(world, *buffers, *message);
-        buffers->poison();
-      }))
-    return;
-
+  // Every timed pass starts from poison: only its own round trips can make validation pass.
+  if (!all_ok(state, h, row, "poison", [&] { b->poison(); })) return;
   const std::int64_t batch = batch_for(bytes);
-  Tally tally;
-  timed_round_trips(
-      state, h, row, batch, active, [&] { round_trip(world, *buffers, *message); }, tally);
-  if (state.error_occurred()) return;
+  Measurement m;
+  if (!measure_round_trips(
+          state, h, row, batch, b->active(), [&] { round_trip(world, *b, message); }, m))
+    return;
 
   // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.
   if (!all_ok(state, h, row, "validate",
-              [&] { buffers->validate(corrupt_here(h, row) && world.rank() == 1); }))
+              [&] { b->validate(corrupt_here(h, row) && world.rank() == 1); }))
     return;
 
-  report_row(state, row, tally, batch);
+  report_row(state, row, m, batch);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // agreements, so any world size works.
 #include <mpi.h>
 
-#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "error.hpp"
@@ -17,18 +17,26 @@ namespace {
 constexpr int kPingTag = 10;
 constexpr int kPongTag = 20;
 
+// A row's buffers: rank 0 sends `send`, and rank 0 and 1 receive into `recv`.
+struct HostBuffers {
+  std::vector<char> send;
+  std::vector<char> recv;
+};
+
 // One round trip. Rank 0 sends `send` and receives the echo into `recv`; rank 1 receives
 // into `recv` and sends that same buffer back.
-void round_trip(const World& world, const char* send, char* recv, std::size_t bytes) {
+void round_trip(const World& world, HostBuffers& b, std::size_t bytes) {
   const MessageType message(bytes);
   if (world.rank() == 0) {
-    XFER_MPI_CHECK(MPI_Send(send, message.count(), message.type(), 1, kPingTag, world.comm()));
-    XFER_MPI_CHECK(MPI_Recv(recv, message.count(), message.type(), 1, kPongTag, world.comm(),
-                            MPI_STATUS_IGNORE));
+    XFER_MPI_CHECK(MPI_Send(b.send.data(), message.count(), message.type(), 1, kPingTag,
+                            world.comm()));
+    XFER_MPI_CHECK(MPI_Recv(b.recv.data(), message.count(), message.type(), 1, kPongTag,
+                            world.comm(), MPI_STATUS_IGNORE));
   } else if (world.rank() == 1) {
-    XFER_MPI_CHECK(MPI_Recv(recv, message.count(), message.type(), 0, kPingTag, world.comm(),
-                            MPI_STATUS_IGNORE));
-    XFER_MPI_CHECK(MPI_Send(recv, message.count(), message.type(), 0, kPongTag, world.comm()));
+    XFER_MPI_CHECK(MPI_Recv(b.recv.data(), message.count(), message.type(), 0, kPingTag,
+                            world.comm(), MPI_STATUS_IGNORE));
+    XFER_MPI_CHECK(MPI_Send(b.recv.data(), message.count(), message.type(), 0, kPongTag,
+                            world.comm()));
   }
 }
 
@@ -37,45 +45,41 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row) {
   const bool active = world.rank() < 2;
   const std::size_t bytes = row.bytes;
 
-  // Allocate once per run; rank 0 sends the pattern, everyone's receive buffer is poisoned.
-  std::vector<char> send;
-  std::vector<char> recv;
-  if (!all_ok(state, h, row, "allocate", [&] {
-        if (!active) return;
-        recv.resize(bytes);
-        fill_pattern(recv.data(), bytes, poison_seed(row.seed));
+  // Once per row: allocate, let rank 0 send the pattern, warm up.
+  HostBuffers* b = setup_once<HostBuffers>(
+      state, h, row,
+      [&] {
+        auto made = std::make_unique<HostBuffers>();
+        if (active) made->recv.resize(bytes);
         if (world.rank() == 0) {
-          send.resize(bytes);
-          fill_pattern(send.data(), bytes, row.seed);
+          made->send.resize(bytes);
+          fill_pattern(made->send.data(), bytes, row.seed);
         }
-      }))
-    return;
+        return made;
+      },
+      [&](HostBuffers& made) {
+        for (int i = 0; i < warmup_for(h.config, bytes); ++i) round_trip(world, made, bytes);
+      });
+  if (!b) return;
 
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        for (int i = 0; i < h.config.warmup; ++i)
-          round_trip(world, send.data(), recv.data(), bytes);
-        // Poison again: only the timed round trips can make validation pass.
-        if (active) fill_pattern(recv.data(), bytes, poison_seed(row.seed));
-      }))
-    return;
-
+  // Every timed pass starts from poison: only its own round trips can make validation pass.
+  if (active) fill_pattern(b->recv.data(), bytes, poison_seed(row.seed));
   const std::int64_t batch = batch_for(bytes);
-  Tally tally;
-  timed_round_trips(
-      state, h, row, batch, active, [&] { round_trip(world, send.data(), recv.data(), bytes); },
-      tally);
-  if (state.error_occurred()) return;
+  Measurement m;
+  if (!measure_round_trips(
+          state, h, row, batch, active, [&] { round_trip(world, *b, bytes); }, m))
+    return;
 
   // Rank 1 checks what arrived, rank 0 what came back.
   if (!all_ok(state, h, row, "validate", [&] {
         if (!active) return;
-        if (corrupt_here(h, row) && world.rank() == 1) recv[bytes / 2] ^= 0x01;
-        const Mismatch m = find_mismatches(recv.data(), bytes, row.seed);
-        if (m.count > 0) throw Error(describe(m, bytes));
+        if (corrupt_here(h, row) && world.rank() == 1) b->recv[bytes / 2] ^= 0x01;
+        const Mismatch bad = find_mismatches(b->recv.data(), bytes, row.seed);
+        if (bad.count > 0) throw Error(describe(bad, bytes));
       }))
     return;
 
-  report_row(state, row, tally, batch);
+  report_row(state, row, m, batch);
 }
 
 }  // namespace

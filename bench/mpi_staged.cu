@@ -33,15 +33,22 @@ constexpr Variant kVariants[] = {
     {gpu::HostMemory::Pinned, gpu::StagingMode::Pipelined, "mpi_staged/host:pinned/mode:pipelined"},
 };
 
+// A row's device buffers and, on the two ranks that take part, its host staging.
+struct StagedRow {
+  std::unique_ptr<gpu::PingPongBuffers> buffers;
+  std::unique_ptr<gpu::MpiStaging> staging;
+};
+
 // One round trip. Rank 0: device -> host -> MPI -> rank 1, then back into its receive buffer.
 // Rank 1: receives onto its GPU, then sends that same device buffer back.
-void round_trip(const World& world, gpu::MpiStaging& staging, const gpu::PingPongBuffers& b) {
+void round_trip(const World& world, StagedRow& r) {
+  const gpu::PingPongBuffers& b = *r.buffers;
   if (world.rank() == 0) {
-    staging.send(b.send(), 1, kPingTag);
-    staging.recv(b.recv(), 1, kPongTag);
+    r.staging->send(b.send(), 1, kPingTag);
+    r.staging->recv(b.recv(), 1, kPongTag);
   } else if (world.rank() == 1) {
-    staging.recv(b.recv(), 0, kPingTag);
-    staging.send(b.recv(), 0, kPongTag);
+    r.staging->recv(b.recv(), 0, kPingTag);
+    r.staging->send(b.recv(), 0, kPongTag);
   }
 }
 
@@ -50,38 +57,41 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int de
   const World& world = h.world;
   const std::size_t bytes = row.bytes;
 
-  // Device buffers (rank 0 sends the pattern, receive buffers poisoned) and host staging.
-  std::unique_ptr<gpu::PingPongBuffers> buffers;
-  std::unique_ptr<gpu::MpiStaging> staging;
-  if (!all_ok(state, h, row, "allocate", [&] {
-        buffers = std::make_unique<gpu::PingPongBuffers>(world, device, bytes, row.seed);
-        if (!buffers->active()) return;
-        staging = std::make_unique<gpu::MpiStaging>(world, device, buffers->stream(), bytes,
-                                                    variant.host, variant.mode);
+  // Once per row: device buffers (rank 0 sends the pattern), host staging, then warm-up.
+  StagedRow* r = setup_once<StagedRow>(
+      state, h, row,
+      [&] {
+        auto made = std::make_unique<StagedRow>();
+        made->buffers = std::make_unique<gpu::PingPongBuffers>(world, device, bytes, row.seed);
+        if (made->buffers->active())
+          made->staging = std::make_unique<gpu::MpiStaging>(
+              world, device, made->buffers->stream(), bytes, variant.host, variant.mode);
+        return made;
+      },
+      [&](StagedRow& made) {
+        if (!made.buffers->active()) return;
+        for (int i = 0; i < warmup_for(h.config, bytes); ++i) round_trip(world, made);
+      });
+  if (!r) return;
+  const bool active = r->buffers->active();
+
+  // Every timed pass starts from poison: only its own round trips can make validation pass.
+  if (!all_ok(state, h, row, "poison", [&] {
+        r->buffers->poison();
+        if (active) r->staging->poison();
       }))
     return;
-  const bool active = buffers->active();
-
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        if (!active) return;
-        for (int i = 0; i < h.config.warmup; ++i) round_trip(world, *staging, *buffers);
-        buffers->poison();
-        staging->poison();
-      }))
-    return;
-
   const std::int64_t batch = batch_for(bytes);
-  Tally tally;
-  timed_round_trips(
-      state, h, row, batch, active, [&] { round_trip(world, *staging, *buffers); }, tally);
-  if (state.error_occurred()) return;
+  Measurement m;
+  if (!measure_round_trips(state, h, row, batch, active, [&] { round_trip(world, *r); }, m))
+    return;
 
   // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.
   if (!all_ok(state, h, row, "validate",
-              [&] { buffers->validate(corrupt_here(h, row) && world.rank() == 1); }))
+              [&] { r->buffers->validate(corrupt_here(h, row) && world.rank() == 1); }))
     return;
 
-  report_row(state, row, tally, batch);
+  report_row(state, row, m, batch);
 }
 
 }  // namespace

@@ -40,36 +40,33 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int de
   if (!all_ok(state, h, row, "NCCL communicator", [&] { comm = &shared.acquire(world, device); }))
     return;
 
-  // Device buffers: rank 0 sends the pattern, receive buffers are poisoned.
-  std::unique_ptr<gpu::PingPongBuffers> buffers;
-  if (!all_ok(state, h, row, "allocate", [&] {
-        buffers = std::make_unique<gpu::PingPongBuffers>(world, device, row.bytes, row.seed);
-      }))
-    return;
-  const bool active = buffers->active();
+  // Once per row: device buffers (rank 0 sends the pattern), then warm-up.
+  gpu::PingPongBuffers* b = setup_once<gpu::PingPongBuffers>(
+      state, h, row,
+      [&] { return std::make_unique<gpu::PingPongBuffers>(world, device, row.bytes, row.seed); },
+      [&](gpu::PingPongBuffers& made) {
+        if (!made.active()) return;
+        for (int i = 0; i < warmup_for(h.config, row.bytes); ++i)
+          enqueue_round_trip(*comm, rank, made);
+        comm->wait(made.stream());
+      });
+  if (!b) return;
 
-  if (!all_ok(state, h, row, "warm-up", [&] {
-        if (!active) return;
-        for (int i = 0; i < h.config.warmup; ++i) enqueue_round_trip(*comm, rank, *buffers);
-        comm->wait(buffers->stream());
-        buffers->poison();
-      }))
-    return;
-
+  // Every timed pass starts from poison: only its own round trips can make validation pass.
+  if (!all_ok(state, h, row, "poison", [&] { b->poison(); })) return;
   const std::int64_t batch = batch_for(row.bytes);
-  Tally tally;
+  Measurement m;
   // The whole batch is queued on one stream, then waited for (inside the timed region).
-  timed_round_trips(
-      state, h, row, batch, active, [&] { enqueue_round_trip(*comm, rank, *buffers); }, tally,
-      [&] { comm->wait(buffers->stream()); });
-  if (state.error_occurred()) return;
+  if (!measure_round_trips(
+          state, h, row, batch, b->active(), [&] { enqueue_round_trip(*comm, rank, *b); }, m,
+          [&] { comm->wait(b->stream()); }))
+    return;
 
   // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.
-  if (!all_ok(state, h, row, "validate",
-              [&] { buffers->validate(corrupt_here(h, row) && rank == 1); }))
+  if (!all_ok(state, h, row, "validate", [&] { b->validate(corrupt_here(h, row) && rank == 1); }))
     return;
 
-  report_row(state, row, tally, batch);
+  report_row(state, row, m, batch);
 }
 
 }  // namespace

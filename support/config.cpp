@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "error.hpp"
@@ -29,6 +30,15 @@ int parse_int(const std::string& flag, const std::string& value, int low, int hi
                       value.find_first_not_of("0123456789") == std::string::npos;
   const int number = digits ? std::stoi(value) : -1;
   if (!digits || number < low || number > high)
+    throw UsageError(flag + "='" + value + "': expected " + form);
+  return number;
+}
+
+double parse_number(const std::string& flag, const std::string& value, double low, double high,
+                    const char* form) {
+  char* end = nullptr;
+  const double number = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !(number >= low && number <= high))
     throw UsageError(flag + "='" + value + "': expected " + form);
   return number;
 }
@@ -85,6 +95,16 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.warmup = parse_int(f, v, 0, 1000000, "a whole number from 0 to 1000000");
        }},
+      {"xfer_precision", "XFER_PRECISION", "PCT",
+       "stop a row once its mean is known to +-PCT percent (95% confidence; default 1)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.precision.target_pct = parse_number(f, v, 0.001, 100, "a percentage above 0, up to 100");
+       }},
+      {"xfer_max_time", "XFER_MAX_TIME", "SECONDS",
+       "or once its timed loop has run this long, marked time-limited (default 0.25)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.precision.max_time_s = parse_number(f, v, 0.001, 86400, "seconds above 0, up to 86400");
+       }},
       {"xfer_timeout", "XFER_TIMEOUT", "SECONDS",
        "watchdog: end the job (exit status 3) if one benchmark run, all its iterations "
        "together, takes longer than this (default 600)",
@@ -107,6 +127,12 @@ const std::vector<Flag>& flags() {
       {"xfer_test_corrupt", "XFER_TEST_CORRUPT", "PATH",
        "test only: flip one received byte before validation in this path",
        [](Config& c, const std::string&, const std::string& v) { c.test_corrupt = v; }, true},
+      {"xfer_test_noise", "XFER_TEST_NOISE", "PCT",
+       "test only: rank 0 scales every timed batch by a random factor within 1 +- PCT/100",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.test_noise_pct = parse_number(f, v, 0, 90, "a percentage from 0 to 90");
+       },
+       true},
       {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
        "test only: every rank writes the iteration counts it ran to DIR/rank<N>.txt",
        [](Config& c, const std::string&, const std::string& v) { c.test_rank_dump = v; }, true},
@@ -136,6 +162,12 @@ void check_format(const std::string& flag, const std::string& value) {
     throw UsageError(flag + "='" + value + "': expected console, json or csv");
 }
 
+void apply_min_time(Config& c, const std::string& flag, const std::string& value) {
+  const MinTime min = parse_min_time(flag, value);
+  c.precision.min_time_s = min.seconds;
+  c.precision.min_messages = min.messages;
+}
+
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGE_SIZE);
@@ -146,10 +178,8 @@ std::uint64_t physical_memory() {
 
 }  // namespace
 
-std::string normalise_min_time(const std::string& value, int gb_major, int gb_minor) {
-  const bool new_style = gb_major > 1 || (gb_major == 1 && gb_minor >= 8);
-  const char* form = "expected seconds like 0.5 or 0.5s (or, with Google Benchmark 1.8 and "
-                     "later, an iteration count like 100x)";
+MinTime parse_min_time(const std::string& flag, const std::string& value) {
+  const char* form = "expected seconds like 0.5 or 0.5s, or a message count like 100x";
   std::string number = value;
   char suffix = 0;
   if (!number.empty() && (number.back() == 's' || number.back() == 'x')) {
@@ -158,13 +188,19 @@ std::string normalise_min_time(const std::string& value, int gb_major, int gb_mi
   }
   char* end = nullptr;
   const double parsed = number.empty() ? -1 : std::strtod(number.c_str(), &end);
-  if (number.empty() || *end != '\0' || !(parsed > 0))
-    throw UsageError("--benchmark_min_time='" + value + "': " + form);
-  if (suffix == 'x' && !new_style)
-    throw UsageError("--benchmark_min_time='" + value +
-                     "': iteration counts need Google Benchmark 1.8 or later; " + form);
-  if (suffix == 'x') return number + "x";
-  return new_style ? number + "s" : number;
+  if (number.empty() || *end != '\0' || !(parsed > 0) || !(parsed <= 1e9))
+    throw UsageError(flag + "='" + value + "': " + form);
+  MinTime min;
+  if (suffix == 'x')
+    min.messages = static_cast<std::int64_t>(std::ceil(parsed));
+  else
+    min.seconds = parsed;
+  return min;
+}
+
+std::string benchmark_min_time_arg(int gb_major, int gb_minor) {
+  const bool new_style = gb_major > 1 || (gb_major == 1 && gb_minor >= 8);
+  return std::string("--benchmark_min_time=") + (new_style ? "0.000001s" : "0.000001");
 }
 
 std::string settings_fingerprint(const CommandLine& cl) {
@@ -179,7 +215,9 @@ std::string settings_fingerprint(const CommandLine& cl) {
   out << '\n'
       << static_cast<int>(c.cuda_aware) << ' ' << c.warmup << ' ' << c.timeout_s << ' '
       << c.display_format << ' ' << c.test_slow_rank << ' ' << c.test_hang_rank << ' '
-      << c.test_corrupt;
+      << c.test_corrupt << ' ' << c.test_noise_pct << '\n'
+      << c.precision.target_pct << ' ' << c.precision.max_time_s << ' ' << c.precision.min_time_s
+      << ' ' << c.precision.min_messages;
   return out.str();
 }
 
@@ -237,7 +275,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   if (interleave && truthy(interleave))
     throw UsageError("BENCHMARK_ENABLE_RANDOM_INTERLEAVING: every rank must run the benchmarks "
                      "in the same order; random interleaving is not supported");
-  const auto [gb_major, gb_minor] = benchmark_version();
+  if (const char* v = env("BENCHMARK_MIN_TIME")) apply_min_time(c, "BENCHMARK_MIN_TIME", v);
 
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -268,8 +306,8 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
     if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
         value != "s")
       throw UsageError(name + "='" + value + "': expected ns, us, ms or s");
-    if (name == "--benchmark_min_time") {
-      cl.benchmark_args.push_back(name + "=" + normalise_min_time(value, gb_major, gb_minor));
+    if (name == "--benchmark_min_time") {  // xferbench's loop honours it (see min_time_arg)
+      apply_min_time(c, name, value);
       continue;
     }
     if (name.rfind("--xfer_", 0) != 0) {
@@ -284,6 +322,9 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
     if (eq == std::string::npos) throw UsageError(name + ": expected " + name + "=" + flag->value);
     flag->apply(c, name, value);
   }
+  // Google Benchmark calls a row once it has timed anything: the row's own loop decides.
+  const auto [gb_major, gb_minor] = benchmark_version();
+  cl.benchmark_args.push_back(benchmark_min_time_arg(gb_major, gb_minor));
   check_format("--benchmark_out_format", c.out_format);
   check_format("--benchmark_format", c.display_format);
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "stats.hpp"
+
 namespace xfer {
 
 // GPU pairs for the one-process paths: "0:1,1:0" (ordered source:destination) or "all".
@@ -27,7 +29,8 @@ struct Config {
   std::vector<std::string> require;  // paths whose skip is a failure
   GpuPairs gpus;
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
-  int warmup = 5;          // untimed round trips / copies before every timed loop
+  int warmup = 5;          // untimed round trips / copies before a row's first timed loop
+  Precision precision;     // when a row has measured enough
   double timeout_s = 600;  // watchdog: longest one benchmark run may take
   std::string out_path;    // --benchmark_out
   std::string out_format = "json";
@@ -36,6 +39,7 @@ struct Config {
   int test_slow_rank = -1;
   int test_hang_rank = -1;
   std::string test_corrupt;
+  double test_noise_pct = 0;  // rank 0 scales each batch's time by 1 +- up to this percent
   std::string test_rank_dump;
 };
 
@@ -55,9 +59,17 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
 
 std::string harness_help();
 
-// --benchmark_min_time for the Google Benchmark this binary is built against: 1.8 wants a
-// suffix ("0.5s", "100x"), 1.7 a plain number of seconds. Throws UsageError if impossible.
-std::string normalise_min_time(const std::string& value, int gb_major, int gb_minor);
+// --benchmark_min_time, read by xferbench itself (a row's own loop honours it): seconds of timed
+// time ("0.5", "0.5s") or a message count ("100x"). Throws UsageError naming `flag`.
+struct MinTime {
+  double seconds = 0;
+  std::int64_t messages = 0;
+};
+MinTime parse_min_time(const std::string& flag, const std::string& value);
+
+// What Google Benchmark itself gets instead: a tiny --benchmark_min_time, spelled for the
+// version built against (1.8: "0.000001s", 1.7: "0.000001"), so it calls each row once.
+std::string benchmark_min_time_arg(int gb_major, int gb_minor);
 
 // Everything that decides which benchmarks run and how: ranks compare it before running, so
 // a rank that got other flags or environment fails the launch instead of deadlocking it.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -12,7 +14,7 @@ namespace xfer {
 
 Registry::Registry(const Config& config, const World& world, Watchdog& watchdog,
                    json::Value& context)
-    : harness_{config, world}, watchdog_(watchdog), context_(context) {}
+    : harness_{config, world, cache_}, watchdog_(watchdog), context_(context) {}
 
 void Registry::skip(const std::string& path, const std::string& reason) {
   skips_.push_back({path, reason});
@@ -22,8 +24,9 @@ void Registry::add(const std::string& path, const std::string& family, BenchFn f
   ++families_;
   for (const std::uint64_t bytes : harness_.config.sizes) {
     const std::string name = family + "/bytes:" + std::to_string(bytes);
-    auto run = [this, fn, path, name, bytes](benchmark::State& state) {
-      const Row row{name, path, bytes, pattern_seed(bytes, ++calls_)};
+    const std::uint64_t seed = pattern_seed(bytes, ++rows_);
+    auto run = [this, fn, path, name, bytes, seed](benchmark::State& state) {
+      const Row row{name, path, bytes, seed};
       watchdog_.arm(name);
       try {
         fn(state, harness_, row);
@@ -71,40 +74,75 @@ std::int64_t batch_for(std::uint64_t bytes) {
   return static_cast<std::int64_t>(std::clamp<std::uint64_t>(kBatchBytes / bytes, 1, 100));
 }
 
-void timed_loop(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
-                const std::function<double()>& timed_batch, Tally& tally) {
+int warmup_for(const Config& config, std::uint64_t bytes) {
+  constexpr std::uint64_t kWarmupBytes = std::uint64_t{64} << 20;
+  if (config.warmup == 0) return 0;
+  const std::uint64_t worth = std::max<std::uint64_t>(1, kWarmupBytes / std::max<std::uint64_t>(bytes, 1));
+  return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(config.warmup), worth));
+}
+
+namespace {
+
+// --xfer_test_noise: a known spread on rank 0's clock, from a fixed seed.
+double noisy(double seconds, double percent, std::uint64_t& draw) {
+  if (percent <= 0) return seconds;
+  draw = mix64(draw);
+  const double unit = static_cast<double>(draw >> 11) / 9007199254740992.0;  // [0, 1)
+  return seconds * (1 + percent / 100 * (2 * unit - 1));
+}
+
+}  // namespace
+
+bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
+             const std::function<double()>& timed_batch, Measurement& m) {
+  const bool root = h.world.is_root();
   const bool slow = h.config.test_slow_rank == h.world.rank();
   if (h.config.test_hang_rank == h.world.rank()) {  // a peer that died without a word
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
   }
-  while (state.KeepRunningBatch(batch)) {
+  std::uint64_t draw = row.seed;
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
     double seconds = 0;
     std::string error;
     try {
-      seconds = timed_batch();
+      seconds = noisy(timed_batch(), root ? h.config.test_noise_pct : 0, draw);
       if (slow) {  // this rank's own clock runs long; rank 0's figure must still rule
-        const auto start = std::chrono::steady_clock::now();
+        const auto begin = std::chrono::steady_clock::now();
         std::this_thread::sleep_for(std::chrono::microseconds(200));
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       }
     } catch (const std::exception& e) {
       error = rank_prefix() + e.what();
     }
-    const auto verdict = h.world.agree_iteration(seconds, !error.empty());
+    // Rank 0 counts its own figure and decides; the others count the figure it sent.
+    Stop stop = Stop::No;
+    if (root && error.empty()) {
+      m.per_message.add(seconds / static_cast<double>(batch));
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      stop = should_stop(m.per_message, h.config.precision, elapsed, m.seconds + seconds,
+                         m.messages + batch);
+    }
+    const World::Verdict verdict = h.world.agree_batch(seconds, !error.empty(), static_cast<int>(stop));
     if (verdict.failed) {
       state.SkipWithError(labelled(row, h.world.first_message(error)).c_str());
-      continue;  // KeepRunningBatch now returns false
+      return false;
     }
-    state.SetIterationTime(verdict.seconds);
-    tally.seconds += verdict.seconds;
-    tally.messages += batch;
+    if (!root) m.per_message.add(verdict.seconds / static_cast<double>(batch));
+    m.seconds += verdict.seconds;
+    m.messages += batch;
+    if (verdict.stop != static_cast<int>(Stop::No)) {
+      m.time_limited = verdict.stop == static_cast<int>(Stop::TimeLimit);
+      return true;
+    }
   }
 }
 
-void timed_round_trips(benchmark::State& state, const Harness& h, const Row& row,
-                       std::int64_t batch, bool active, const std::function<void()>& round_trip,
-                       Tally& tally, const std::function<void()>& complete) {
-  timed_loop(
+bool measure_round_trips(benchmark::State& state, const Harness& h, const Row& row,
+                         std::int64_t batch, bool active, const std::function<void()>& round_trip,
+                         Measurement& m, const std::function<void()>& complete) {
+  return measure(
       state, h, row, batch,
       [&] {
         if (!active) return 0.0;
@@ -113,19 +151,45 @@ void timed_round_trips(benchmark::State& state, const Harness& h, const Row& row
         if (complete) complete();
         return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
       },
-      tally);
+      m);
 }
 
-void report_row(benchmark::State& state, const Row& row, const Tally& tally, std::int64_t batch,
+namespace {
+
+std::string precision_label(double ci95_pct, bool time_limited) {
+  char text[64];
+  std::snprintf(text, sizeof text, ci95_pct < 1 ? "\u00b1%.2f%%" : "\u00b1%.1f%%", ci95_pct);
+  return std::string(text) + (time_limited ? " time-limited" : "");
+}
+
+}  // namespace
+
+void report_row(benchmark::State& state, const Row& row, const Measurement& m, std::int64_t batch,
                 int directions) {
-  if (tally.messages == 0 || tally.seconds <= 0) return;
+  if (m.messages == 0 || m.seconds <= 0) return;
+  // One pass of Google Benchmark's loop counts every timed message: iterations = messages and
+  // real_time = the mean one-way time per message.
+  while (state.KeepRunningBatch(m.messages)) state.SetIterationTime(m.seconds);
   const double moved = static_cast<double>(row.bytes) * directions;
   state.SetBytesProcessed(
       static_cast<std::int64_t>(moved * static_cast<double>(state.iterations())));
-  const double one_way = tally.seconds / static_cast<double>(tally.messages);
+  const SampleSet& s = m.per_message;
+  const double one_way = m.seconds / static_cast<double>(m.messages);
+  // Infinite only below 2 samples, which no stop allows; JSON has no infinity.
+  const double ci95 = std::isfinite(s.ci95_pct()) ? s.ci95_pct() : 100.0;
+  const auto us = [](double seconds) { return benchmark::Counter(seconds * 1e6); };
   state.counters["GB/s"] = benchmark::Counter(moved / one_way / 1e9);
-  state.counters["latency_us"] = benchmark::Counter(one_way * 1e6);
+  state.counters["latency_us"] = us(one_way);
   state.counters["batch"] = benchmark::Counter(static_cast<double>(batch));
+  state.counters["samples"] = benchmark::Counter(static_cast<double>(s.count()));
+  state.counters["median_us"] = us(s.quantile(0.5));
+  state.counters["min_us"] = us(s.min());
+  state.counters["max_us"] = us(s.max());
+  state.counters["p90_us"] = us(s.quantile(0.9));
+  state.counters["p99_us"] = us(s.quantile(0.99));
+  state.counters["ci95_pct"] = benchmark::Counter(ci95);
+  state.counters["time_limited"] = benchmark::Counter(m.time_limited ? 1 : 0);
+  state.SetLabel(precision_label(ci95, m.time_limited));
 }
 
 bool corrupt_here(const Harness& h, const Row& row) { return h.config.test_corrupt == row.path; }

@@ -10,28 +10,58 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config.hpp"
 #include "json.hpp"
+#include "stats.hpp"
 #include "watchdog.hpp"
 #include "world.hpp"
 
 namespace xfer {
 
+// What a row keeps between Google Benchmark's calls of it (--benchmark_repetitions): its
+// buffers, filled and warmed up. Kept until the next row starts, so one row's memory is free
+// before the next row allocates; released at the end of the run.
+class RowCache {
+ public:
+  template <class T>
+  T* find(const std::string& row) const {
+    return row == row_ ? static_cast<T*>(held_.get()) : nullptr;
+  }
+  template <class T>
+  T* keep(const std::string& row, std::unique_ptr<T> value) {
+    release();
+    T* kept = value.get();
+    held_ = std::shared_ptr<T>(std::move(value));
+    row_ = row;
+    return kept;
+  }
+  void release() {
+    held_.reset();
+    row_.clear();
+  }
+  const std::string& row() const { return row_; }
+
+ private:
+  std::string row_;
+  std::shared_ptr<void> held_;
+};
+
 struct Harness {
   const Config& config;
   const World& world;
+  RowCache& cache;
 };
 
-// One benchmark run of one row: Google Benchmark may call a family several times per size
-// while it settles the iteration count; every call gets a fresh seed, identical on all ranks.
+// One call of one row. Its pattern seed is the row's, the same on every call and every rank.
 struct Row {
   std::string name;     // e.g. "mpi_host/bytes:1024"
   std::string path;     // e.g. "mpi_host"
   std::uint64_t bytes;  // message size
-  std::uint64_t seed;   // pattern seed for this call
+  std::uint64_t seed;   // pattern seed of this row
 };
 
 using BenchFn = std::function<void(benchmark::State&, const Harness&, const Row&)>;
@@ -60,15 +90,18 @@ class Registry {
 
   const std::vector<Skip>& skips() const { return skips_; }
   std::size_t families() const { return families_; }
+  // Frees what the last row kept (call before MPI and CUDA go away).
+  void release_rows() { cache_.release(); }
 
  private:
+  RowCache cache_;
   Harness harness_;
   Watchdog& watchdog_;
   json::Value& context_;
   json::Value rank_info_ = json::Value::object();
   std::vector<Skip> skips_;
   std::size_t families_ = 0;
-  std::uint64_t calls_ = 0;
+  std::uint64_t rows_ = 0;
 };
 
 // Runs `step` (setup, validation, ...) on this rank, then agrees with all ranks. If any rank
@@ -77,33 +110,58 @@ class Registry {
 bool all_ok(benchmark::State& state, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step);
 
-// Accumulated, agreed time of a row.
-struct Tally {
-  double seconds = 0;  // sum of one-way (or per-copy) time, as fed to Google Benchmark
-  std::int64_t messages = 0;
-};
+// The row's resources. On its first call `make` allocates and fills on every rank (ranks that
+// take no part may return an empty object, never nullptr), then, once every rank has them,
+// `warm_up` runs on every rank; later calls of the row (repetitions) get the same object.
+// nullptr, with the row failed on every rank, if any rank's step threw.
+template <class T>
+T* setup_once(benchmark::State& state, const Harness& h, const Row& row,
+              const std::function<std::unique_ptr<T>()>& make,
+              const std::function<void(T&)>& warm_up) {
+  if (T* kept = h.cache.find<T>(row.name)) return kept;
+  h.cache.release();
+  std::unique_ptr<T> made;
+  if (!all_ok(state, h, row, "setup", [&] { made = make(); })) return nullptr;
+  if (!all_ok(state, h, row, "warm-up", [&] { warm_up(*made); })) return nullptr;
+  return h.cache.keep(row.name, std::move(made));
+}
 
 // Messages per clock reading for ping-pong paths: tiny messages are timed in batches so the
 // clock and the per-batch agreement stay negligible; large ones one at a time.
 std::int64_t batch_for(std::uint64_t bytes);
 
-// The timed loop every path uses. `timed_batch` moves `batch` messages and returns the
-// seconds they took on this rank, one-way (ping-pong: half the round trips' time). Only rank
-// 0's figure is fed to Google Benchmark, on every rank, so all ranks choose the same
-// iteration counts. Exceptions become an agreed failed row.
-void timed_loop(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
-                const std::function<double()>& timed_batch, Tally& tally);
+// Warm-up messages before a row's first timed loop: --xfer_warmup, but no more than 64 MiB
+// worth (at least one), so a 1 GiB row warms up with one message instead of five.
+int warmup_for(const Config& config, std::uint64_t bytes);
+
+// What a row's timed loop measured, identical on every rank (all hold rank 0's figures).
+struct Measurement {
+  SampleSet per_message;  // seconds per message, one sample per batch
+  double seconds = 0;     // timed one-way time of all messages
+  std::int64_t messages = 0;
+  bool time_limited = false;  // stopped by --xfer_max_time before reaching --xfer_precision
+};
+
+// The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds
+// they took on this rank, one-way (ping-pong: half the round trips' time). After every batch
+// the ranks agree on rank 0's figure and on rank 0's decision to go on or stop (stats.hpp:
+// should_stop), so every rank runs the same batches. False, with the row failed on every rank,
+// if any rank's batch threw.
+bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
+             const std::function<double()>& timed_batch, Measurement& m);
 
 // The ping-pong paths' timed loop: on ranks 0 and 1 (`active`), `batch` calls of `round_trip`
 // timed with the host clock, then `complete` (e.g. wait for queued GPU work) inside the timed
 // region; one-way time is half of that. Other ranks only take part in the agreement.
-void timed_round_trips(benchmark::State& state, const Harness& h, const Row& row,
-                       std::int64_t batch, bool active, const std::function<void()>& round_trip,
-                       Tally& tally, const std::function<void()>& complete = nullptr);
+bool measure_round_trips(benchmark::State& state, const Harness& h, const Row& row,
+                         std::int64_t batch, bool active, const std::function<void()>& round_trip,
+                         Measurement& m, const std::function<void()>& complete = nullptr);
 
-// Sets the row's bytes_per_second and the GB/s, latency_us and batch counters.
+// Hands the measurement to Google Benchmark (iterations = messages, time = one-way per message)
+// and sets bytes_per_second and the counters: GB/s, latency_us (the mean), batch, samples,
+// median/min/max/p90/p99 in us, ci95_pct and time_limited; the label shows the precision.
 // `directions` is 2 for bidirectional rows (bandwidth is the sum of both directions).
-void report_row(benchmark::State& state, const Row& row, const Tally& tally, std::int64_t batch,
+void report_row(benchmark::State& state, const Row& row, const Measurement& m, std::int64_t batch,
                 int directions = 1);
 
 // Test-only: true where --xfer_test_corrupt names this row's path (flip a byte before checks).

@@ -1,6 +1,7 @@
 #include "reporter.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,26 +14,54 @@ namespace {
 // before it is written anywhere.
 class ContextJsonReporter : public benchmark::JSONReporter {
  public:
-  ContextJsonReporter(std::ostream* target, std::string context_json)
-      : target_(target), context_json_(std::move(context_json)) {
+  // `context_json` is read at Finalize, so it may still change while the rows run.
+  ContextJsonReporter(std::ostream* target, const std::string* context_json)
+      : target_(target), context_json_(context_json) {
     SetOutputStream(&buffer_);
     SetErrorStream(&buffer_);
   }
   void Finalize() override {
     benchmark::JSONReporter::Finalize();
-    *target_ << splice_context(buffer_.str(), context_json_);
+    *target_ << splice_context(buffer_.str(), *context_json_);
     target_->flush();
   }
 
  private:
   std::ostream* target_;
-  std::string context_json_;
+  const std::string* context_json_;
   std::ostringstream buffer_;
 };
 
+// The console keeps a row to one readable line: bandwidth, latency, samples and the precision
+// label; every counter still goes to the file.
+class CompactDisplay : public benchmark::BenchmarkReporter {
+ public:
+  explicit CompactDisplay(benchmark::BenchmarkReporter* inner) : inner_(inner) {}
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> shown = runs;
+    for (auto& run : shown) {
+      for (auto it = run.counters.begin(); it != run.counters.end();) {
+        it = shown_on_console(it->first) ? std::next(it) : run.counters.erase(it);
+      }
+    }
+    inner_->ReportRuns(shown);
+  }
+  void Finalize() override { inner_->Finalize(); }
+
+ private:
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+};
+
+double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
+  const auto it = run.counters.find(name);
+  return it == run.counters.end() ? 0.0 : it->second.value;
+}
+
+
 std::unique_ptr<benchmark::BenchmarkReporter> make_file_reporter(const std::string& format,
                                                                  std::ostream* out,
-                                                                 const std::string& context) {
+                                                                 const std::string* context) {
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
   if (format == "json") return std::make_unique<ContextJsonReporter>(out, context);
   if (format == "csv") {
@@ -88,21 +117,31 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
          gb_json.substr(insert_at);
 }
 
-RankZeroReporter::RankZeroReporter(const Config& config, const World& world,
-                                   std::string context_json)
-    : config_(config), root_(world.is_root()), context_json_(std::move(context_json)) {
+bool shown_on_console(const std::string& counter) {
+  return counter == "GB/s" || counter == "latency_us" || counter == "samples";
+}
+
+RankZeroReporter::RankZeroReporter(const Config& config, const World& world, json::Value context,
+                                   std::vector<Skip> skips,
+                                   std::chrono::steady_clock::time_point started)
+    : config_(config),
+      root_(world.is_root()),
+      context_(std::move(context)),
+      context_json_(context_.dump(2)),
+      skips_(std::move(skips)),
+      started_(started) {
   if (!root_) {  // other ranks never print, never open the result file
     SetOutputStream(&null_);
     SetErrorStream(&null_);
     return;
   }
   if (config.display_format == "json") {
-    display_ = std::make_unique<ContextJsonReporter>(&std::cout, context_json_);
+    display_ = std::make_unique<ContextJsonReporter>(&std::cout, &context_json_);
   } else {
-    display_.reset(benchmark::CreateDefaultDisplayReporter());
+    display_ = std::make_unique<CompactDisplay>(benchmark::CreateDefaultDisplayReporter());
   }
   if (!config.out_path.empty())
-    file_ = make_file_reporter(config.out_format, &file_buffer_, context_json_);
+    file_ = make_file_reporter(config.out_format, &file_buffer_, &context_json_);
 }
 
 RankZeroReporter::~RankZeroReporter() = default;
@@ -119,15 +158,31 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
     const std::string name = run.benchmark_name();
     paths_reported_.insert(name.substr(0, name.find('/')));
     if (run_failed(run)) failed_.push_back(name + ": " + run_message(run));
+    if (run.run_type == Run::RT_Iteration)
+      summary_.add({name, run_failed(run), counter(run, "time_limited") > 0, counter(run, "GB/s"),
+                    counter(run, "latency_us")});
   }
   if (!root_) return;
   display_->ReportRuns(runs);
   if (file_) file_->ReportRuns(runs);
 }
 
+void RankZeroReporter::summarise() {
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  context_.set("summary", summary_.to_json(wall, skips_));
+  context_json_ = context_.dump(2);
+  std::FILE* to = config_.display_format == "console" ? stdout : stderr;
+  std::fflush(stdout);
+  for (const auto& line : summary_.lines(wall, skips_)) std::fprintf(to, "%s\n", line.c_str());
+  std::fflush(to);
+}
+
 void RankZeroReporter::Finalize() {
   if (!root_) return;
+  if (config_.display_format != "console") summarise();  // before the JSON display closes
   display_->Finalize();
+  if (config_.display_format == "console") summarise();
   if (!file_) return;
   file_->Finalize();
   write_output(file_buffer_.str());
@@ -135,6 +190,7 @@ void RankZeroReporter::Finalize() {
 
 void RankZeroReporter::write_without_runs() {
   if (!root_) return;
+  summarise();
   const std::string doc = "{\n  \"context\": {},\n  \"benchmarks\": []\n}\n";
   if (config_.display_format == "json") std::cout << splice_context(doc, context_json_);
   if (!config_.out_path.empty())

@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -13,6 +14,9 @@
 #include <vector>
 
 #include "config.hpp"
+#include "harness.hpp"
+#include "json.hpp"
+#include "summary.hpp"
 #include "world.hpp"
 
 namespace xfer {
@@ -24,9 +28,14 @@ std::string run_message(const benchmark::BenchmarkReporter::Run& run);
 // Inserts `"xferbench": <context_json>,` as the first member of the "context" object.
 std::string splice_context(const std::string& gb_json, const std::string& context_json);
 
+// Counters the console shows (the file keeps them all); the label shows the precision.
+bool shown_on_console(const std::string& counter);
+
 class RankZeroReporter : public benchmark::BenchmarkReporter {
  public:
-  RankZeroReporter(const Config& config, const World& world, std::string context_json);
+  // `started`: when the run began (for the summary's wall time); `skips`: paths skipped here.
+  RankZeroReporter(const Config& config, const World& world, json::Value context,
+                   std::vector<Skip> skips, std::chrono::steady_clock::time_point started);
   ~RankZeroReporter() override;
 
   bool ReportContext(const Context& context) override;
@@ -44,10 +53,17 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
 
  private:
   void write_output(const std::string& text);
+  // Rank 0: puts the summary into the context and prints it (stdout under the console table,
+  // stderr when stdout carries JSON or CSV).
+  void summarise();
 
   const Config& config_;
   bool root_;
-  std::string context_json_;
+  json::Value context_;
+  std::string context_json_;  // what the JSON reporters splice in at Finalize
+  std::vector<Skip> skips_;
+  std::chrono::steady_clock::time_point started_;
+  Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;
   std::ostringstream file_buffer_;

@@ -98,13 +98,15 @@ std::string World::first_message(const std::string& mine) const {
 
 void World::barrier() const { XFER_MPI_CHECK(MPI_Barrier(comm())); }
 
-World::Verdict World::agree_iteration(double my_seconds, bool my_failure) const {
-  // Only rank 0's clock counts (it starts and ends every round trip); ranks feeding Google
-  // Benchmark the same figure make the same iteration decisions and never deadlock.
-  double in[2] = {rank_ == 0 ? my_seconds : 0.0, my_failure ? 1.0 : 0.0};
-  double out[2] = {0, 0};
-  XFER_MPI_CHECK(MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, comm()));
-  return {out[0], out[1] > 0};
+World::Verdict World::agree_batch(double my_seconds, bool my_failure, int my_stop) const {
+  // Only rank 0's clock and decision count (it starts and ends every round trip); ranks that
+  // hold the same figures run the same batches and never deadlock.
+  const bool root = rank_ == 0;
+  double in[3] = {root ? my_seconds : 0.0, my_failure ? 1.0 : 0.0,
+                  root ? static_cast<double>(my_stop) : 0.0};
+  double out[3] = {0, 0, 0};
+  XFER_MPI_CHECK(MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, comm()));
+  return {out[0], out[1] > 0, static_cast<int>(out[2])};
 }
 
 MessageType::MessageType(std::size_t bytes) {

@@ -38,12 +38,14 @@ class World {
   std::string first_message(const std::string& mine) const;
   void barrier() const;
 
-  // One timed iteration's agreement: rank 0's seconds and whether any rank failed.
+  // One timed batch's agreement, in one collective: rank 0's seconds, whether any rank failed,
+  // and rank 0's decision (`stop`: 0 go on, otherwise why it stops).
   struct Verdict {
     double seconds;
     bool failed;
+    int stop;
   };
-  Verdict agree_iteration(double my_seconds, bool my_failure) const;
+  Verdict agree_batch(double my_seconds, bool my_failure, int my_stop) const;
 
  private:
   int rank_ = 0;

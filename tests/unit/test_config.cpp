@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 
 #include "config.hpp"
@@ -92,16 +94,39 @@ TEST(GpuPairs, ListsAndAll) {
   EXPECT_THROW(parse_gpu_pairs("", "--g"), UsageError);
 }
 
-TEST(MinTime, SpelledForTheGoogleBenchmarkBuiltAgainst) {
-  EXPECT_EQ(normalise_min_time("0.5", 1, 7), "0.5");
-  EXPECT_EQ(normalise_min_time("0.5s", 1, 7), "0.5");
-  EXPECT_EQ(normalise_min_time("0.5", 1, 8), "0.5s");
-  EXPECT_EQ(normalise_min_time("0.5s", 1, 8), "0.5s");
-  EXPECT_EQ(normalise_min_time("100x", 1, 8), "100x");
-  EXPECT_THROW(normalise_min_time("100x", 1, 7), UsageError);
-  EXPECT_THROW(normalise_min_time("soon", 1, 8), UsageError);
-  EXPECT_THROW(normalise_min_time("0", 1, 8), UsageError);
-  EXPECT_THROW(normalise_min_time("", 1, 8), UsageError);
+TEST(MinTime, IsReadByXferbenchInEitherSpelling) {
+  EXPECT_EQ(parse_min_time("--m", "0.5").seconds, 0.5);
+  EXPECT_EQ(parse_min_time("--m", "0.5s").seconds, 0.5);
+  EXPECT_EQ(parse_min_time("--m", "100x").messages, 100);
+  EXPECT_EQ(parse_min_time("--m", "100x").seconds, 0);
+  EXPECT_THROW(parse_min_time("--m", "soon"), UsageError);
+  EXPECT_THROW(parse_min_time("--m", "0"), UsageError);
+  EXPECT_THROW(parse_min_time("--m", ""), UsageError);
+  const Config c = parse({"--benchmark_min_time=2s"}).config;
+  EXPECT_EQ(c.precision.min_time_s, 2.0);
+  EXPECT_EQ(parse({}, {{"BENCHMARK_MIN_TIME", "3"}}).config.precision.min_time_s, 3.0);
+}
+
+TEST(MinTime, GoogleBenchmarkGetsATinyOneSpelledForItsVersion) {
+  EXPECT_EQ(benchmark_min_time_arg(1, 7), "--benchmark_min_time=0.000001");
+  EXPECT_EQ(benchmark_min_time_arg(1, 8), "--benchmark_min_time=0.000001s");
+  const auto args = parse({"--benchmark_min_time=2s"}).benchmark_args;
+  EXPECT_EQ(std::count_if(args.begin(), args.end(),
+                          [](const std::string& a) { return a.rfind("--benchmark_min_time", 0) == 0; }),
+            1);
+}
+
+TEST(Precision, FlagsAndTheirLimits) {
+  const Config c = parse({"--xfer_precision=0.5", "--xfer_max_time=2"}).config;
+  EXPECT_EQ(c.precision.target_pct, 0.5);
+  EXPECT_EQ(c.precision.max_time_s, 2.0);
+  EXPECT_EQ(parse({}, {{"XFER_PRECISION", "3"}}).config.precision.target_pct, 3.0);
+  EXPECT_NE(usage_error({"--xfer_precision=0"}).find("--xfer_precision"), std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_precision=tight"}).find("expected a percentage"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_max_time=-1"}).find("--xfer_max_time"), std::string::npos);
+  EXPECT_NE(settings_fingerprint(parse({"--xfer_precision=2"})),
+            settings_fingerprint(parse({"--xfer_precision=3"})));
 }
 
 TEST(SettingsFingerprint, DiffersWhenWhatRunsDiffers) {

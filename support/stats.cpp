@@ -1,0 +1,77 @@
+#include "stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "pattern.hpp"
+
+namespace xfer {
+
+double t95(std::size_t df) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  constexpr std::size_t kRows = sizeof(kTable) / sizeof(kTable[0]);
+  if (df == 0) return std::numeric_limits<double>::infinity();
+  if (df <= kRows) return kTable[df - 1];
+  // Cornish-Fisher expansion around the normal quantile: within 1e-4 of the exact value here.
+  const double z = 1.959963985;
+  const double n = static_cast<double>(df);
+  const double z3 = z * z * z;
+  const double z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n);
+}
+
+void SampleSet::add(double value) {
+  ++count_;
+  if (count_ == 1) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  const double delta = value - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (value - mean_);
+
+  if (kept_.size() < kKept) {
+    kept_.push_back(value);
+    return;
+  }
+  draw_ = mix64(draw_ + count_);
+  const std::uint64_t slot = draw_ % count_;
+  if (slot < kKept) kept_[slot] = value;
+}
+
+double SampleSet::stddev() const {
+  return count_ < 2 ? 0.0 : std::sqrt(m2_ / static_cast<double>(count_ - 1));
+}
+
+double SampleSet::ci95_pct() const {
+  if (count_ < 2 || !(mean_ > 0)) return std::numeric_limits<double>::infinity();
+  return t95(count_ - 1) * stddev() / std::sqrt(static_cast<double>(count_)) / mean_ * 100.0;
+}
+
+double SampleSet::quantile(double q) const {
+  if (kept_.empty()) return 0;
+  std::vector<double> sorted = kept_;
+  std::sort(sorted.begin(), sorted.end());
+  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(at));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
+}
+
+Stop should_stop(const SampleSet& samples, const Precision& precision, double elapsed_s,
+                 double timed_s, std::int64_t messages) {
+  if (timed_s < precision.min_time_s || messages < precision.min_messages) return Stop::No;
+  if (samples.count() >= Precision::kMinSamples && samples.ci95_pct() <= precision.target_pct)
+    return Stop::Precise;
+  const double limit = std::max(precision.max_time_s, precision.min_time_s);
+  if (samples.count() >= 2 && elapsed_s >= limit) return Stop::TimeLimit;
+  return Stop::No;
+}
+
+}  // namespace xfer

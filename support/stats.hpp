@@ -1,0 +1,64 @@
+// What a row's timed samples say, and when a row has measured enough.
+//
+// A sample is the one-way time of one message, as one timed batch yields it (batched rows: the
+// batch's mean per message). A row stops once the 95% confidence interval of its mean is
+// narrow enough (Precision::target_pct), or once its time is up, whichever comes first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace xfer {
+
+// Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
+double t95(std::size_t df);
+
+// Every sample counts towards count, mean, spread, min and max; quantiles come from at most
+// kKept samples (all of them up to that count, then a uniform random subset of fixed seed, so
+// every rank holding the same samples holds the same subset).
+class SampleSet {
+ public:
+  static constexpr std::size_t kKept = std::size_t{1} << 16;
+
+  void add(double value);
+
+  std::size_t count() const { return count_; }
+  double mean() const { return mean_; }
+  double stddev() const;  // sample standard deviation (n - 1); 0 below 2 samples
+  double min() const { return min_; }
+  double max() const { return max_; }
+  // Relative half-width of the mean's 95% confidence interval, in percent: t95 * s / sqrt(n) /
+  // mean * 100. Infinite below 2 samples (nothing is known about the spread yet).
+  double ci95_pct() const;
+  // Quantile q in [0, 1] of the kept samples, linearly interpolated; 0 when empty.
+  double quantile(double q) const;
+
+ private:
+  std::size_t count_ = 0;
+  double mean_ = 0;
+  double m2_ = 0;  // Welford: sum of squared distances from the running mean
+  double min_ = 0;
+  double max_ = 0;
+  std::vector<double> kept_;
+  std::uint64_t draw_ = 0;  // reservoir sampling's generator state
+};
+
+// How much a row measures (--xfer_precision, --xfer_max_time, --benchmark_min_time).
+struct Precision {
+  static constexpr std::size_t kMinSamples = 5;  // before precision may stop a row
+  double target_pct = 1.0;        // stop once ci95_pct <= this
+  double max_time_s = 0.25;       // or once the timed loop has run this long (wall time)
+  double min_time_s = 0;          // but never before this much timed time...
+  std::int64_t min_messages = 0;  // ...and this many messages
+};
+
+enum class Stop { No = 0, Precise = 1, TimeLimit = 2 };
+
+// After a sample: `elapsed_s` is the wall time since the row's timed loop began, `timed_s` and
+// `messages` what has been timed so far. The minimums always hold; precision needs
+// kMinSamples; the time limit needs 2 samples (a spread) and is max(max_time_s, min_time_s).
+Stop should_stop(const SampleSet& samples, const Precision& precision, double elapsed_s,
+                 double timed_s, std::int64_t messages);
+
+}  // namespace xfer
