@@ -134,7 +134,8 @@ const std::vector<Flag>& flags() {
        },
        true},
       {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
-       "test only: every rank writes the iteration counts it ran to DIR/rank<N>.txt",
+       "test only: every rank writes the iteration counts it ran, and each row it set up, to "
+       "DIR/rank<N>.txt",
        [](Config& c, const std::string&, const std::string& v) { c.test_rank_dump = v; }, true},
   };
   return table;

@@ -28,6 +28,7 @@ void Registry::add(const std::string& path, const std::string& family, BenchFn f
     auto run = [this, fn, path, name, bytes, seed](benchmark::State& state) {
       const Row row{name, path, bytes, seed};
       watchdog_.arm(name);
+      const std::uint64_t setups = cache_.setups();
       try {
         fn(state, harness_, row);
       } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed row
@@ -39,6 +40,7 @@ void Registry::add(const std::string& path, const std::string& family, BenchFn f
                                std::to_string(harness_.world.rank()) + ".txt",
                            std::ios::app);
         dump << name << " " << state.iterations() << "\n";
+        if (cache_.setups() != setups) dump << "setup " << name << "\n";
       }
     };
     benchmark::RegisterBenchmark(family.c_str(), run)
@@ -101,6 +103,7 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
   }
   std::uint64_t draw = row.seed;
+  const std::int64_t fixed = h.cache.messages(row.name);
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     double seconds = 0;
@@ -121,8 +124,13 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
       m.per_message.add(seconds / static_cast<double>(batch));
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      stop = should_stop(m.per_message, h.config.precision, elapsed, m.seconds + seconds,
-                         m.messages + batch);
+      if (fixed == 0) {
+        stop = should_stop(m.per_message, h.config.precision, elapsed, m.seconds + seconds,
+                           m.messages + batch);
+      } else if (m.messages + batch >= fixed) {
+        stop = m.per_message.ci95_pct() <= h.config.precision.target_pct ? Stop::Precise
+                                                                         : Stop::TimeLimit;
+      }
     }
     const World::Verdict verdict = h.world.agree_batch(seconds, !error.empty(), static_cast<int>(stop));
     if (verdict.failed) {
@@ -134,6 +142,7 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
     m.messages += batch;
     if (verdict.stop != static_cast<int>(Stop::No)) {
       m.time_limited = verdict.stop == static_cast<int>(Stop::TimeLimit);
+      h.cache.set_messages(row.name, m.messages);
       return true;
     }
   }

@@ -37,17 +37,30 @@ class RowCache {
     T* kept = value.get();
     held_ = std::shared_ptr<T>(std::move(value));
     row_ = row;
+    messages_ = 0;
+    ++setups_;
     return kept;
   }
   void release() {
     held_.reset();
     row_.clear();
+    messages_ = 0;
+  }
+  // Messages the row's first measured call timed: its later calls time exactly as many, so
+  // Google Benchmark's repetitions are the same measurement repeated (and its statistics over
+  // them, which need equal iteration counts, hold). 0 before the first.
+  std::int64_t messages(const std::string& row) const { return row == row_ ? messages_ : 0; }
+  void set_messages(const std::string& row, std::int64_t messages) {
+    if (row == row_ && messages_ == 0) messages_ = messages;
   }
   const std::string& row() const { return row_; }
+  std::uint64_t setups() const { return setups_; }  // rows set up so far in this run
 
  private:
   std::string row_;
   std::shared_ptr<void> held_;
+  std::int64_t messages_ = 0;
+  std::uint64_t setups_ = 0;
 };
 
 struct Harness {
@@ -139,14 +152,15 @@ struct Measurement {
   SampleSet per_message;  // seconds per message, one sample per batch
   double seconds = 0;     // timed one-way time of all messages
   std::int64_t messages = 0;
-  bool time_limited = false;  // stopped by --xfer_max_time before reaching --xfer_precision
+  bool time_limited = false;  // stopped short of --xfer_precision: its time (or, in a later
+                              // repetition, its fixed message count) ran out
 };
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds
 // they took on this rank, one-way (ping-pong: half the round trips' time). After every batch
 // the ranks agree on rank 0's figure and on rank 0's decision to go on or stop (stats.hpp:
-// should_stop), so every rank runs the same batches. False, with the row failed on every rank,
-// if any rank's batch threw.
+// should_stop; a repetition of a row stops at the message count of its first call), so every
+// rank runs the same batches. False, with the row failed on every rank, if any batch threw.
 bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
              const std::function<double()>& timed_batch, Measurement& m);
 

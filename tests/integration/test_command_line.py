@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from xfer_testlib import MPIRUN, QUICK, XFERBENCH, launch
+from xfer_testlib import MPIRUN, QUICK, XFERBENCH, launch, launch_json, rows
 
 
 def benchmark_version():
@@ -60,13 +60,19 @@ class BadInput(unittest.TestCase):
                 proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=" + value], timeout=120)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 self.assertNotIn("should have a suffix", proc.stderr)
-        proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=100x"], timeout=120)
-        if benchmark_version() >= (1, 8):
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-        else:
-            self.assertEqual(proc.returncode, 2)
-            self.assertIn("iteration counts need Google Benchmark 1.8", proc.stderr)
         self.assert_usage_error(["--benchmark_min_time=soon"], "--benchmark_min_time")
+
+    def test_min_time_still_means_at_least_that_much(self):
+        # A loose precision would stop these rows after a few batches; the minimums hold.
+        proc, doc = launch_json(2, ["--xfer_sizes=8,64K", "--xfer_precision=50",
+                                    "--benchmark_min_time=0.3s"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for row in rows(doc):
+            self.assertGreaterEqual(row["real_time"] * row["iterations"], 0.3e6, row)
+        proc, doc = launch_json(2, ["--xfer_sizes=1M", "--xfer_precision=50",
+                                    "--benchmark_min_time=700x"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertGreaterEqual(rows(doc)[0]["iterations"], 700)
 
     def test_ranks_with_different_settings_stop_instead_of_deadlocking(self):
         command = MPIRUN + ["1", XFERBENCH] + QUICK + [":", "-np", "1", "env",
