@@ -192,7 +192,7 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
   const std::int64_t batch = timing.batch;
   Measurement m;
   if (!measure(
-          state, h, row, batch,
+          state, h, row, batch, mine,
           [&] {
             if (!mine) return 0.0;
             return gpu::with_context(where, [&] {

@@ -97,7 +97,22 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
 int run(int argc, char** argv, const xfer::CommandLine& cl,
         std::chrono::steady_clock::time_point started) {
   xfer::World world(&argc, &argv);
-  const xfer::Config& config = cl.config;
+  xfer::Config config = cl.config;
+  // Every rank resolves the same text against the same world size: the same answer, or the
+  // same error on every rank, before any rank talks.
+  try {
+    // One rank and the default pair: no pair at all (the paths between ranks skip, saying why).
+    config.rank_pairs = world.size() < 2 && config.pairs == "0:1"
+                            ? xfer::RankPairs{}
+                            : xfer::resolve_pairs(config.pairs, world.size(), "--xfer_pairs");
+  } catch (const xfer::UsageError& e) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
+  if (!config.test_hosts.empty()) {
+    const auto r = static_cast<std::size_t>(world.rank());
+    world.pretend_host(config.test_hosts[r < config.test_hosts.size() ? r : 0]);
+  }
   // Ranks given different flags or environment would register different rows and deadlock.
   const std::string mine = xfer::settings_fingerprint(cl);
   if (world.any(mine != world.broadcast(mine, 0))) {
@@ -123,6 +138,11 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::finish_context(context, registry, world);
 
   const std::vector<std::string> hosts = world.all_gather(world.host());  // collective
+  std::vector<int> gpus;
+  const xfer::json::Value* gpu = registry.rank_info().find("gpu");
+  for (const auto& text : world.all_gather(gpu && !gpu->is_null() ? gpu->dump(0) : "-1"))
+    gpus.push_back(std::atoi(text.c_str()));
+  context.set("pairs", xfer::pairs_context(config.rank_pairs, hosts, gpus));
   if (world.is_root()) {
     for (const auto& line : xfer::summary_lines(registry, world, hosts))
       std::fprintf(stderr, "%s\n", line.c_str());

@@ -193,7 +193,7 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const P
   const std::int64_t batch = timing.batch;
   Measurement m;
   if (!measure(
-          state, h, row, batch,
+          state, h, row, batch, mine,
           [&] {
             if (!mine) return 0.0;
             return gpu::with_context(where, [&] {

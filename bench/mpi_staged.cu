@@ -11,6 +11,8 @@
 #include "harness.hpp"
 #include "paths.hpp"
 #include "staging_mpi.hpp"
+#include "device_slots.hpp"
+#include "exchange.hpp"
 #include "staging_ping_pong.hpp"
 
 namespace xfer {
@@ -33,65 +35,68 @@ constexpr Variant kVariants[] = {
     {gpu::HostMemory::Pinned, gpu::StagingMode::Pipelined, "mpi_staged/host:pinned/mode:pipelined"},
 };
 
-// A row's device buffers and, on the two ranks that take part, its host staging.
+// A row's device buffers and, on the ranks of a pair, its host staging.
 struct StagedRow {
-  std::unique_ptr<gpu::PingPongBuffers> buffers;
+  std::unique_ptr<gpu::DeviceSlots> buffers;
   std::unique_ptr<gpu::MpiStaging> staging;
 };
 
-// One round trip. Rank 0: device -> host -> MPI -> rank 1, then back into its receive buffer.
-// Rank 1: receives onto its GPU, then sends that same device buffer back.
-void round_trip(const World& world, StagedRow& r) {
-  const gpu::PingPongBuffers& b = *r.buffers;
-  if (world.rank() == 0) {
-    r.staging->send(b.send(), 1, kPingTag);
-    r.staging->recv(b.recv(), 1, kPongTag);
-  } else if (world.rank() == 1) {
-    r.staging->recv(b.recv(), 0, kPingTag);
-    r.staging->send(b.recv(), 0, kPongTag);
+// One round trip. The leader: device -> host -> MPI -> its peer, then back into its receive
+// buffer. The peer: receives onto its GPU, then sends that same device buffer back.
+void round_trip(const PairRole& role, StagedRow& r) {
+  const gpu::DeviceSlots& b = *r.buffers;
+  if (role.leader) {
+    r.staging->send(b.send().at(0), role.peer, kPingTag);
+    r.staging->recv(b.recv().at(0), role.peer, kPongTag);
+  } else if (role.active()) {
+    r.staging->recv(b.recv().at(0), role.peer, kPingTag);
+    r.staging->send(b.recv().at(0), role.peer, kPongTag);
   }
 }
 
 void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int device,
                const Variant& variant) {
   const World& world = h.world;
+  const PairRole role = role_of(h.config.rank_pairs, world.rank());
   const std::size_t bytes = row.bytes;
 
-  // Once per row: device buffers (rank 0 sends the pattern), host staging, then warm-up.
+  // Once per row: device buffers (the leader sends the pattern), host staging, then warm-up.
   StagedRow* r = setup_once<StagedRow>(
       state, h, row,
       [&] {
         auto made = std::make_unique<StagedRow>();
-        made->buffers = std::make_unique<gpu::PingPongBuffers>(world, device, bytes, row.seed);
-        if (made->buffers->active())
+        made->buffers = std::make_unique<gpu::DeviceSlots>(traffic_of(Mode::PingPong, role),
+                                                           device, 1, bytes, row.seed);
+        if (role.active())
           made->staging = std::make_unique<gpu::MpiStaging>(
               world, device, made->buffers->stream(), bytes, variant.host, variant.mode);
         return made;
       },
       [&](StagedRow& made) {
-        if (!made.buffers->active()) return;
-        for (int i = 0; i < warmup_for(h.config, bytes); ++i) round_trip(world, made);
+        for (int i = 0; i < warmup_for(h.config, bytes); ++i) round_trip(role, made);
       });
   if (!r) return;
-  const bool active = r->buffers->active();
 
   // Every timed pass starts from poison: only its own round trips can make validation pass.
   if (!all_ok(state, h, row, "poison", [&] {
         r->buffers->poison();
-        if (active) r->staging->poison();
+        if (role.active()) r->staging->poison();
       }))
     return;
   const std::int64_t batch = batch_for(bytes);
   Measurement m;
-  if (!measure_round_trips(state, h, row, batch, active, [&] { round_trip(world, *r); }, m))
+  if (!measure(
+          state, h, row, batch, role.leader,
+          [&] { return host_timed(batch, [&] { round_trip(role, *r); }, nullptr, 2); }, m))
     return;
 
-  // Rank 1 checks what arrived on its GPU, rank 0 what came back to its GPU.
-  if (!all_ok(state, h, row, "validate",
-              [&] { r->buffers->validate(corrupt_here(h, row) && world.rank() == 1); }))
+  // The peer checks what arrived on its GPU, the leader what came back to its GPU.
+  if (!all_ok(state, h, row, "validate", [&] {
+        r->buffers->validate(corrupt_here(h, row) && role.active() && !role.leader);
+      }))
     return;
 
-  report_row(state, row, m, batch);
+  report_row(state, row, m, batch, 1, static_cast<int>(h.config.rank_pairs.size()));
 }
 
 }  // namespace
@@ -104,8 +109,11 @@ void register_mpi_staged(Registry& registry) {
   }
   gpu::announce_rank_gpus(registry, gpu.device);
   for (const Variant& variant : kVariants) {
+    std::string family = variant.family;
+    if (registry.config().rank_pairs.size() > 1)
+      family += "/pairs:" + std::to_string(registry.config().rank_pairs.size());
     registry.add(
-        "mpi_staged", variant.family,
+        "mpi_staged", family,
         [device = gpu.device, &variant](benchmark::State& state, const Harness& h, const Row& row) {
           ping_pong(state, h, row, device, variant);
         });

@@ -90,6 +90,38 @@ const std::vector<Flag>& flags() {
          else
            throw UsageError(f + "='" + v + "': expected auto, yes or no");
        }},
+      {"xfer_pairs", "XFER_PAIRS", "A:B[,A:B]|halves",
+       "rank pairs that exchange at the same time (default 0:1; halves: rank i with i + N/2)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         if (v != "halves") resolve_pairs(v, 1 << 20, f);  // the form now, the ranks at start
+         c.pairs = v;
+       }},
+      {"xfer_modes", "XFER_MODES", "LIST|all",
+       "pingpong (latency; the default), stream (sustained bandwidth), bidir (both ways at "
+       "once): for mpi_host, mpi_cuda_aware and nccl_sendrecv",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.modes = v == "all" ? std::vector<std::string>{"pingpong", "stream", "bidir"}
+                              : split_list(v);
+         if (c.modes.empty()) throw UsageError(f + "='" + v + "': expected pingpong, stream, bidir or all");
+         for (const auto& m : c.modes) {
+           if (m != "pingpong" && m != "stream" && m != "bidir")
+             throw UsageError(f + ": unknown mode '" + m +
+                              "'; expected pingpong, stream, bidir (a list) or all");
+         }
+       }},
+      {"xfer_window", "XFER_WINDOW", "N",
+       "messages in flight in mode:stream and mode:bidir (default 64, as osu_bw)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.window = parse_int(f, v, 1, 4096, "a whole number from 1 to 4096");
+       }},
+      {"xfer_gpu_map", "XFER_GPU_MAP", "G[,G...]",
+       "GPU of each node-local rank, in order (default: node-local rank % visible GPUs)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.gpu_map.clear();
+         for (const auto& item : split_list(v))
+           c.gpu_map.push_back(parse_int(f, item, 0, 1023, "GPU numbers like 0,1,2,3"));
+         if (c.gpu_map.empty()) throw UsageError(f + "='" + v + "': expected GPU numbers like 0,1");
+       }},
       {"xfer_warmup", "XFER_WARMUP", "N",
        "untimed round trips (or copies) before each timed loop (default 5)",
        [](Config& c, const std::string& f, const std::string& v) {
@@ -101,7 +133,7 @@ const std::vector<Flag>& flags() {
          c.precision.target_pct = parse_number(f, v, 0.001, 100, "a percentage above 0, up to 100");
        }},
       {"xfer_max_time", "XFER_MAX_TIME", "SECONDS",
-       "or once its timed loop has run this long, marked time-limited (default 0.25)",
+       "or once its timed loop has run this long, marked time-limited (default 0.2)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.precision.max_time_s = parse_number(f, v, 0.001, 86400, "seconds above 0, up to 86400");
        }},
@@ -132,6 +164,10 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.test_noise_pct = parse_number(f, v, 0, 90, "a percentage from 0 to 90");
        },
+       true},
+      {"xfer_test_hosts", "XFER_TEST_HOSTS", "HOST[,HOST...]",
+       "test only: the host name each rank reports, in rank order",
+       [](Config& c, const std::string&, const std::string& v) { c.test_hosts = split_list(v); },
        true},
       {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
        "test only: every rank writes the iteration counts it ran, and each row it set up, to "
@@ -218,7 +254,11 @@ std::string settings_fingerprint(const CommandLine& cl) {
       << c.display_format << ' ' << c.test_slow_rank << ' ' << c.test_hang_rank << ' '
       << c.test_corrupt << ' ' << c.test_noise_pct << '\n'
       << c.precision.target_pct << ' ' << c.precision.max_time_s << ' ' << c.precision.min_time_s
-      << ' ' << c.precision.min_messages;
+      << ' ' << c.precision.min_messages << '\n'
+      << c.pairs << ' ' << c.window << ' ';
+  for (const auto& m : c.modes) out << m << ',';
+  for (const int g : c.gpu_map) out << g << ',';
+  for (const auto& host : c.test_hosts) out << host << ',';
   return out.str();
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "pairs.hpp"
 #include "stats.hpp"
 
 namespace xfer {
@@ -31,6 +32,11 @@ struct Config {
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
   int warmup = 5;          // untimed round trips / copies before a row's first timed loop
   Precision precision;     // when a row has measured enough
+  std::string pairs = "0:1";  // --xfer_pairs as given; resolved against the world size into
+  RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
+  int window = 64;            // messages in flight in mode:stream and mode:bidir
+  std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
+  std::vector<int> gpu_map;   // GPU per node-local rank (empty: local rank % visible GPUs)
   double timeout_s = 600;  // watchdog: longest one benchmark run may take
   std::string out_path;    // --benchmark_out
   std::string out_format = "json";
@@ -39,7 +45,8 @@ struct Config {
   int test_slow_rank = -1;
   int test_hang_rank = -1;
   std::string test_corrupt;
-  double test_noise_pct = 0;  // rank 0 scales each batch's time by 1 +- up to this percent
+  double test_noise_pct = 0;  // timing ranks scale each batch's time by 1 +- up to this percent
+  std::vector<std::string> test_hosts;  // host name per rank, instead of the real ones
   std::string test_rank_dump;
 };
 

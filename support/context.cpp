@@ -1,5 +1,6 @@
 #include "context.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "sizes.hpp"
@@ -99,6 +100,30 @@ void finish_context(json::Value& context, Registry& registry, const World& world
   context.set("skipped", skipped);
 }
 
+json::Value pairs_context(const RankPairs& pairs, const std::vector<std::string>& hosts,
+                          const std::vector<int>& gpus) {
+  json::Value out = json::Value::array();
+  for (const auto& [a, b] : pairs) {
+    json::Value pair = json::Value::object();
+    json::Value ranks = json::Value::array();
+    json::Value pair_hosts = json::Value::array();
+    json::Value pair_gpus = json::Value::array();
+    for (const int r : {a, b}) {
+      const auto i = static_cast<std::size_t>(r);
+      ranks.push(r);
+      pair_hosts.push(i < hosts.size() ? json::Value(hosts[i]) : json::Value());
+      pair_gpus.push(i < gpus.size() && gpus[i] >= 0 ? json::Value(gpus[i]) : json::Value());
+    }
+    pair.set("ranks", ranks);
+    pair.set("hosts", pair_hosts);
+    pair.set("gpus", pair_gpus);
+    const bool known = static_cast<std::size_t>(std::max(a, b)) < hosts.size();
+    pair.set("inter_node", known ? json::Value(hosts[a] != hosts[b]) : json::Value());
+    out.push(pair);
+  }
+  return out;
+}
+
 std::vector<std::string> summary_lines(const Registry& registry, const World& world,
                                        const std::vector<std::string>& hosts) {
   std::vector<std::string> lines;
@@ -120,6 +145,14 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
   lines.push_back("sizes: " + std::to_string(sizes.size()) + " from " + format_size(sizes.front()) +
                   " to " + format_size(sizes.back()) +
                   "; time = one-way per message; GB/s with GB = 1e9 bytes");
+  std::string pairs;
+  for (const auto& [a, b] : registry.config().rank_pairs) {
+    const bool inter = static_cast<std::size_t>(std::max(a, b)) < hosts.size() &&
+                       hosts[a] != hosts[b];
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(a) + ":" + std::to_string(b) +
+             (inter ? " (inter-node)" : " (intra-node)");
+  }
+  if (world.size() > 1) lines.push_back("rank pairs: " + pairs);
   for (const auto& s : registry.skips()) lines.push_back("skipped " + s.path + ": " + s.reason);
   return lines;
 }

@@ -18,6 +18,11 @@ json::Value base_rank_info(const World& world);
 // After registration: gathers every rank's entry and records the skips. Collective.
 void finish_context(json::Value& context, Registry& registry, const World& world);
 
+// context.xferbench.pairs: each rank pair with its hosts, GPUs (null where a rank has none)
+// and whether it crosses nodes. `hosts` and `gpus` are per rank (gpus: -1 for none).
+json::Value pairs_context(const RankPairs& pairs, const std::vector<std::string>& hosts,
+                          const std::vector<int>& gpus);
+
 // One line for --version and the top of every run.
 std::string version_line();
 

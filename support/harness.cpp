@@ -96,8 +96,7 @@ double noisy(double seconds, double percent, std::uint64_t& draw) {
 }  // namespace
 
 bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
-             const std::function<double()>& timed_batch, Measurement& m) {
-  const bool root = h.world.is_root();
+             bool time, const std::function<double()>& timed_batch, Measurement& m) {
   const bool slow = h.config.test_slow_rank == h.world.rank();
   if (h.config.test_hang_rank == h.world.rank()) {  // a peer that died without a word
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -109,8 +108,8 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
     double seconds = 0;
     std::string error;
     try {
-      seconds = noisy(timed_batch(), root ? h.config.test_noise_pct : 0, draw);
-      if (slow) {  // this rank's own clock runs long; rank 0's figure must still rule
+      seconds = noisy(timed_batch(), time ? h.config.test_noise_pct : 0, draw);
+      if (slow) {  // this rank's own clock runs long; the decisions must not depend on it
         const auto begin = std::chrono::steady_clock::now();
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -118,49 +117,39 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
     } catch (const std::exception& e) {
       error = rank_prefix() + e.what();
     }
-    // Rank 0 counts its own figure and decides; the others count the figure it sent.
-    Stop stop = Stop::No;
-    if (root && error.empty()) {
-      m.per_message.add(seconds / static_cast<double>(batch));
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (fixed == 0) {
-        stop = should_stop(m.per_message, h.config.precision, elapsed, m.seconds + seconds,
-                           m.messages + batch);
-      } else if (m.messages + batch >= fixed) {
-        stop = m.per_message.ci95_pct() <= h.config.precision.target_pct ? Stop::Precise
-                                                                         : Stop::TimeLimit;
-      }
-    }
-    const World::Verdict verdict = h.world.agree_batch(seconds, !error.empty(), static_cast<int>(stop));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const World::Verdict verdict = h.world.agree_batch(seconds, time, !error.empty(), elapsed);
     if (verdict.failed) {
       state.SkipWithError(labelled(row, h.world.first_message(error)).c_str());
       return false;
     }
-    if (!root) m.per_message.add(verdict.seconds / static_cast<double>(batch));
-    m.seconds += verdict.seconds;
+    // From here on every rank holds the same figures and so takes the same decision.
+    m.per_message.add(verdict.slowest / static_cast<double>(batch));
+    m.seconds += verdict.slowest;
+    m.fastest += verdict.fastest;
     m.messages += batch;
-    if (verdict.stop != static_cast<int>(Stop::No)) {
-      m.time_limited = verdict.stop == static_cast<int>(Stop::TimeLimit);
+    Stop stop = Stop::No;
+    if (fixed == 0) {
+      stop = should_stop(m.per_message, h.config.precision, verdict.elapsed, m.seconds, m.messages);
+    } else if (m.messages >= fixed) {
+      stop = m.per_message.ci95_pct() <= h.config.precision.target_pct ? Stop::Precise
+                                                                       : Stop::TimeLimit;
+    }
+    if (stop != Stop::No) {
+      m.time_limited = stop == Stop::TimeLimit;
       h.cache.set_messages(row.name, m.messages);
       return true;
     }
   }
 }
 
-bool measure_round_trips(benchmark::State& state, const Harness& h, const Row& row,
-                         std::int64_t batch, bool active, const std::function<void()>& round_trip,
-                         Measurement& m, const std::function<void()>& complete) {
-  return measure(
-      state, h, row, batch,
-      [&] {
-        if (!active) return 0.0;
-        const double start = MPI_Wtime();
-        for (std::int64_t i = 0; i < batch; ++i) round_trip();
-        if (complete) complete();
-        return (MPI_Wtime() - start) / 2;  // one-way: half the round trips' time
-      },
-      m);
+double host_timed(std::int64_t batch, const std::function<void()>& step,
+                  const std::function<void()>& complete, double divisor) {
+  const double start = MPI_Wtime();
+  for (std::int64_t i = 0; i < batch; ++i) step();
+  if (complete) complete();
+  return (MPI_Wtime() - start) / divisor;
 }
 
 namespace {
@@ -174,12 +163,12 @@ std::string precision_label(double ci95_pct, bool time_limited) {
 }  // namespace
 
 void report_row(benchmark::State& state, const Row& row, const Measurement& m, std::int64_t batch,
-                int directions) {
+                int directions, int pairs) {
   if (m.messages == 0 || m.seconds <= 0) return;
   // One pass of Google Benchmark's loop counts every timed message: iterations = messages and
   // real_time = the mean one-way time per message.
   while (state.KeepRunningBatch(m.messages)) state.SetIterationTime(m.seconds);
-  const double moved = static_cast<double>(row.bytes) * directions;
+  const double moved = static_cast<double>(row.bytes) * directions * pairs;
   state.SetBytesProcessed(
       static_cast<std::int64_t>(moved * static_cast<double>(state.iterations())));
   const SampleSet& s = m.per_message;
@@ -198,6 +187,13 @@ void report_row(benchmark::State& state, const Row& row, const Measurement& m, s
   state.counters["p99_us"] = us(s.quantile(0.99));
   state.counters["ci95_pct"] = benchmark::Counter(ci95);
   state.counters["time_limited"] = benchmark::Counter(m.time_limited ? 1 : 0);
+  if (pairs > 1) {
+    const double pair_bytes = static_cast<double>(row.bytes) * directions;
+    state.counters["pairs"] = benchmark::Counter(pairs);
+    state.counters["pair_gbps_min"] = benchmark::Counter(pair_bytes / one_way / 1e9);
+    state.counters["pair_gbps_max"] =
+        benchmark::Counter(pair_bytes / (m.fastest / static_cast<double>(m.messages)) / 1e9);
+  }
   state.SetLabel(precision_label(ci95, m.time_limited));
 }
 

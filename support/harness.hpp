@@ -149,34 +149,38 @@ int warmup_for(const Config& config, std::uint64_t bytes);
 
 // What a row's timed loop measured, identical on every rank (all hold rank 0's figures).
 struct Measurement {
-  SampleSet per_message;  // seconds per message, one sample per batch
-  double seconds = 0;     // timed one-way time of all messages
+  SampleSet per_message;  // seconds per message, one sample per batch (the slowest pair's)
+  double seconds = 0;     // timed one-way time of all messages (the slowest pair's)
+  double fastest = 0;     // the same for the fastest pair (equal with one pair)
   std::int64_t messages = 0;
   bool time_limited = false;  // stopped short of --xfer_precision: its time (or, in a later
                               // repetition, its fixed message count) ran out
 };
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds
-// they took on this rank, one-way (ping-pong: half the round trips' time). After every batch
-// the ranks agree on rank 0's figure and on rank 0's decision to go on or stop (stats.hpp:
-// should_stop; a repetition of a row stops at the message count of its first call), so every
-// rank runs the same batches. False, with the row failed on every rank, if any batch threw.
+// they took on this rank, one-way (ping-pong: half the round trips' time); only the figures of
+// ranks that `time` count (a pair's leader; rank 0 for one-process paths). After every batch
+// the ranks agree in one collective on the slowest and fastest figure and on rank 0's elapsed
+// time, and each rank takes the same decision to go on or stop (stats.hpp: should_stop; a
+// repetition of a row stops at the message count of its first call), so every rank runs the
+// same batches. False, with the row failed on every rank, if any rank's batch threw.
 bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int64_t batch,
-             const std::function<double()>& timed_batch, Measurement& m);
+             bool time, const std::function<double()>& timed_batch, Measurement& m);
 
-// The ping-pong paths' timed loop: on ranks 0 and 1 (`active`), `batch` calls of `round_trip`
-// timed with the host clock, then `complete` (e.g. wait for queued GPU work) inside the timed
-// region; one-way time is half of that. Other ranks only take part in the agreement.
-bool measure_round_trips(benchmark::State& state, const Harness& h, const Row& row,
-                         std::int64_t batch, bool active, const std::function<void()>& round_trip,
-                         Measurement& m, const std::function<void()>& complete = nullptr);
+// Times `batch` calls of `step` on this rank with the host clock, then `complete` (e.g. wait for
+// queued GPU work) inside the timed region; returns seconds / `per_message_divisor` (2 for a
+// round trip: the one-way time).
+double host_timed(std::int64_t batch, const std::function<void()>& step,
+                  const std::function<void()>& complete = nullptr, double divisor = 1);
 
 // Hands the measurement to Google Benchmark (iterations = messages, time = one-way per message)
 // and sets bytes_per_second and the counters: GB/s, latency_us (the mean), batch, samples,
 // median/min/max/p90/p99 in us, ci95_pct and time_limited; the label shows the precision.
-// `directions` is 2 for bidirectional rows (bandwidth is the sum of both directions).
+// `directions` is 2 for bidirectional rows (bandwidth is the sum of both directions). With
+// several `pairs`, GB/s is their aggregate and pair_gbps_min / pair_gbps_max the slowest and
+// fastest pair.
 void report_row(benchmark::State& state, const Row& row, const Measurement& m, std::int64_t batch,
-                int directions = 1);
+                int directions = 1, int pairs = 1);
 
 // Test-only: true where --xfer_test_corrupt names this row's path (flip a byte before checks).
 bool corrupt_here(const Harness& h, const Row& row);

@@ -18,6 +18,12 @@ std::uint64_t bytes_of(const std::string& row) {
   return std::strtoull(row.c_str() + at + 7, nullptr, 10);
 }
 
+// A stream or bidir row's time per message is the inverse of its throughput, not a latency.
+bool streams(const std::string& family) {
+  return family.find("/mode:stream") != std::string::npos ||
+         family.find("/mode:bidir") != std::string::npos;
+}
+
 Summary::Family& Summary::family(const std::string& name) {
   for (auto& f : families_) {
     if (f.name == name) return f;
@@ -48,6 +54,7 @@ void Summary::add(const RowResult& result) {
     f.min_latency_bytes = bytes;
   }
   f.measured = true;
+  f.has_latency = !streams(f.name);
 }
 
 std::size_t Summary::count(bool Seen::*flag) const {
@@ -71,8 +78,9 @@ json::Value Summary::to_json(double wall_s, const std::vector<Skip>& skips) cons
     if (f.measured) {
       entry.set("peak_gbps", f.peak_gbps);
       entry.set("peak_bytes", f.peak_bytes);
-      entry.set("min_latency_us", f.min_latency_us);
-      entry.set("min_latency_bytes", f.min_latency_bytes);
+      entry.set("min_latency_us", f.has_latency ? json::Value(f.min_latency_us) : json::Value());
+      entry.set("min_latency_bytes",
+                f.has_latency ? json::Value(f.min_latency_bytes) : json::Value());
     } else {
       entry.set("peak_gbps", nullptr);
       entry.set("peak_bytes", nullptr);
@@ -98,6 +106,9 @@ std::vector<std::string> Summary::lines(double wall_s, const std::vector<Skip>& 
     if (!f.measured) {
       std::snprintf(text, sizeof text, "%-*s  %10s", static_cast<int>(width), f.name.c_str(),
                     "failed");
+    } else if (!f.has_latency) {
+      std::snprintf(text, sizeof text, "%-*s  %10.3f %-9s  %12s", static_cast<int>(width),
+                    f.name.c_str(), f.peak_gbps, format_size(f.peak_bytes).c_str(), "-");
     } else {
       std::snprintf(text, sizeof text, "%-*s  %10.3f %-9s  %9.2f us %-9s",
                     static_cast<int>(width), f.name.c_str(), f.peak_gbps,

@@ -43,6 +43,7 @@ class Summary {
     double min_latency_us = 0;
     std::uint64_t min_latency_bytes = 0;
     bool measured = false;
+    bool has_latency = true;  // false for stream and bidir rows (their time is 1 / throughput)
   };
   struct Seen {
     std::string name;

@@ -98,15 +98,15 @@ std::string World::first_message(const std::string& mine) const {
 
 void World::barrier() const { XFER_MPI_CHECK(MPI_Barrier(comm())); }
 
-World::Verdict World::agree_batch(double my_seconds, bool my_failure, int my_stop) const {
-  // Only rank 0's clock and decision count (it starts and ends every round trip); ranks that
-  // hold the same figures run the same batches and never deadlock.
-  const bool root = rank_ == 0;
-  double in[3] = {root ? my_seconds : 0.0, my_failure ? 1.0 : 0.0,
-                  root ? static_cast<double>(my_stop) : 0.0};
-  double out[3] = {0, 0, 0};
-  XFER_MPI_CHECK(MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, comm()));
-  return {out[0], out[1] > 0, static_cast<int>(out[2])};
+World::Verdict World::agree_batch(double my_seconds, bool timing, bool my_failure,
+                                  double my_elapsed) const {
+  // One MAX reduction carries all four: the fastest time as the largest negated one.
+  constexpr double kNone = -1e300;
+  double in[4] = {timing ? my_seconds : kNone, timing ? -my_seconds : kNone,
+                  my_failure ? 1.0 : 0.0, rank_ == 0 ? my_elapsed : kNone};
+  double out[4] = {0, 0, 0, 0};
+  XFER_MPI_CHECK(MPI_Allreduce(in, out, 4, MPI_DOUBLE, MPI_MAX, comm()));
+  return {out[0], -out[1], out[2] > 0, out[3]};
 }
 
 MessageType::MessageType(std::size_t bytes) {

@@ -24,6 +24,8 @@ class World {
   int local_size() const { return local_size_; }
   bool is_root() const { return rank_ == 0; }
   const std::string& host() const { return host_; }
+  // Test-only (--xfer_test_hosts): report another host name, to exercise inter-node labels.
+  void pretend_host(const std::string& host) { host_ = host; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
   // Collective agreement: every rank calls these with its own value and gets the same answer.
@@ -38,14 +40,17 @@ class World {
   std::string first_message(const std::string& mine) const;
   void barrier() const;
 
-  // One timed batch's agreement, in one collective: rank 0's seconds, whether any rank failed,
-  // and rank 0's decision (`stop`: 0 go on, otherwise why it stops).
+  // One timed batch's agreement, in one collective. Ranks whose clock counts (`timing`: each
+  // pair's leader) give their seconds; rank 0 gives its wall time since the row began. Every
+  // rank gets the slowest and fastest of the timed figures, whether any rank failed, and rank
+  // 0's elapsed time, so every rank can take the same decision to go on or stop.
   struct Verdict {
-    double seconds;
+    double slowest;
+    double fastest;
     bool failed;
-    int stop;
+    double elapsed;
   };
-  Verdict agree_batch(double my_seconds, bool my_failure, int my_stop) const;
+  Verdict agree_batch(double my_seconds, bool timing, bool my_failure, double my_elapsed) const;
 
  private:
   int rank_ = 0;

@@ -202,7 +202,15 @@ PairInfo pair_info(int src, int dst, const Nvml& nvml) {
 int bind_rank_gpu(Registry& registry, std::string* why_none) {
   const int count = visible_device_count(why_none);
   if (count == 0) return -1;
-  const int device = registry.world().local_rank() % count;
+  const auto& map = registry.config().gpu_map;
+  const auto local = static_cast<std::size_t>(registry.world().local_rank());
+  if (!map.empty() && local >= map.size())
+    throw Error("--xfer_gpu_map names " + std::to_string(map.size()) +
+                " GPUs, but this node has a node-local rank " + std::to_string(local));
+  const int device = map.empty() ? static_cast<int>(local) % count : map[local];
+  if (device >= count)
+    throw Error("--xfer_gpu_map: GPU " + std::to_string(device) + " is not visible here (" +
+                std::to_string(count) + " visible)");
   XFER_CUDA_CHECK(cudaSetDevice(device));
   const DeviceInfo info = device_info(device);
   json::Value& rank = registry.rank_info();

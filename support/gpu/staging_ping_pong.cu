@@ -34,7 +34,7 @@ std::string shared_gpu(const std::vector<std::string>& host_and_gpu) {
   return "";
 }
 
-// context.cuda (versions, devices, and the topology of the pair when ranks 0 and 1 share a
+// context.cuda (versions, devices, and the topology of the first pair when its ranks share a
 // host) via announce_gpus, which also prints the topology table once. Collective.
 void record_ping_pong_pair(Registry& registry, int device) {
   const World& world = registry.world();
@@ -45,8 +45,9 @@ void record_ping_pong_pair(Registry& registry, int device) {
     const auto bar = text.rfind('|');
     return std::make_pair(text.substr(0, bar), std::stoi(text.substr(bar + 1)));
   };
-  const auto [host0, gpu0] = split(where[0]);
-  const auto [host1, gpu1] = split(where[1]);
+  const auto [first, second] = registry.config().rank_pairs.front();
+  const auto [host0, gpu0] = split(where[static_cast<std::size_t>(first)]);
+  const auto [host1, gpu1] = split(where[static_cast<std::size_t>(second)]);
   if (host0 == host1 && gpu0 >= 0 && gpu1 >= 0 && gpu0 != gpu1)
     pairs = {{gpu0, gpu1}, {gpu1, gpu0}};
   announce_gpus(registry, pairs);
@@ -66,7 +67,8 @@ RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
     why = e.what();
     device = -1;
   }
-  const bool needs_gpu = use == GpuUse::EveryRankOwnGpu || world.rank() < 2;
+  const bool needs_gpu = use == GpuUse::EveryRankOwnGpu ||
+                         role_of(registry.config().rank_pairs, world.rank()).active();
   const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no CUDA device" : why) : "";
   if (const std::string reason = first_reason(world.all_gather(mine)); !reason.empty())
     return {device, reason};
@@ -105,33 +107,6 @@ void announce_rank_gpus(const Registry& registry, int device) {
     std::fprintf(stderr, "%s\n", lines[r].c_str());
   if (lines.size() > 8) std::fprintf(stderr, "  ... %zu ranks in all\n", lines.size());
   std::fflush(stderr);
-}
-
-PingPongBuffers::PingPongBuffers(const World& world, int device, std::size_t bytes,
-                                 std::uint64_t seed)
-    : rank_(world.rank()), active_(world.rank() < 2), device_(device), bytes_(bytes), seed_(seed) {
-  if (!active_) return;
-  stream_ = Stream(device);
-  recv_ = DeviceBuffer(device, bytes);
-  poison_device(recv_.data(), bytes, seed, stream_.get());
-  if (rank_ == 0) {
-    send_ = DeviceBuffer(device, bytes);
-    fill_pattern_device(send_.data(), bytes, seed, stream_.get());
-  }
-  stream_.synchronize();
-}
-
-void PingPongBuffers::poison() {
-  if (!active_) return;
-  poison_device(recv_.data(), bytes_, seed_, stream_.get());
-  stream_.synchronize();
-}
-
-void PingPongBuffers::validate(bool corrupt) {
-  if (!active_) return;
-  if (corrupt) flip_byte_device(recv_.data(), bytes_ / 2, stream_.get());
-  const Mismatch m = count_mismatches_device(recv_.data(), bytes_, seed_, stream_.get());
-  if (m.count > 0) throw Error(describe(m, bytes_));
 }
 
 }  // namespace xfer::gpu

@@ -20,8 +20,8 @@ FAMILIES = {
     "mpi_staged": ["mpi_staged/host:pinned/mode:sequential",
                    "mpi_staged/host:pageable/mode:sequential",
                    "mpi_staged/host:pinned/mode:pipelined"],
-    "mpi_cuda_aware": ["mpi_cuda_aware"],
-    "nccl_sendrecv": ["nccl_sendrecv"],
+    "mpi_cuda_aware": ["mpi_cuda_aware/mode:pingpong"],
+    "nccl_sendrecv": ["nccl_sendrecv/mode:pingpong"],
 }
 FILTER = "--benchmark_filter=^(mpi_staged|mpi_cuda_aware|nccl_sendrecv)/"
 
@@ -157,9 +157,48 @@ class MoreRanks(unittest.TestCase):
         if len(set(gpus)) < len(gpus):
             self.assertIn("share GPU", reasons["nccl_sendrecv"])
         else:
-            self.assertIn("nccl_sendrecv/bytes:8/manual_time", names)
+            self.assertIn("nccl_sendrecv/mode:pingpong/bytes:8/manual_time", names)
         for r in rows(doc):
             self.assertFalse(failed(r), message(r))
+
+
+class Modes(unittest.TestCase):
+    """mode:stream and mode:bidir on device buffers: every window validated, slot by slot."""
+
+    ARGS = ["--xfer_sizes=8,65536,4194304", "--xfer_modes=all", "--xfer_max_time=0.05",
+            "--benchmark_filter=^(mpi_cuda_aware|nccl_sendrecv)/"]
+
+    def test_every_mode_runs_and_validates(self):
+        proc, doc = launch_json(2, self.ARGS, timeout=600)
+        if gpu_missing(proc):
+            raise no_gpu(gpu_missing(proc))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        reasons = skipped(doc)
+        for path in ("mpi_cuda_aware", "nccl_sendrecv"):
+            if path in reasons:
+                continue
+            for mode in ("pingpong", "stream", "bidir"):
+                for size in (8, 65536, 4194304):
+                    name = f"{path}/mode:{mode}/bytes:{size}/manual_time"
+                    row = [r for r in rows(doc) if r["name"] == name]
+                    self.assertEqual(len(row), 1, name)
+                    self.assertFalse(failed(row[0]), message(row[0]))
+                    directions = 2 if mode == "bidir" else 1
+                    self.assertAlmostEqual(
+                        row[0]["GB/s"], directions * size / (row[0]["real_time"] * 1e-6) / 1e9,
+                        delta=row[0]["GB/s"] * 1e-3)
+
+    def test_a_corrupted_byte_fails_every_mode(self):
+        proc, doc = launch_json(2, self.ARGS + ["--xfer_test_corrupt=mpi_cuda_aware"], timeout=600)
+        if gpu_missing(proc):
+            raise no_gpu(gpu_missing(proc))
+        if "mpi_cuda_aware" in skipped(doc):
+            self.skipTest(skipped(doc)["mpi_cuda_aware"])
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        bad = [r for r in rows(doc) if r["name"].startswith("mpi_cuda_aware/") and failed(r)]
+        self.assertEqual(len(bad), 9, [r["name"] for r in rows(doc)])
+        for r in bad:
+            self.assertIn("validation: 1 of", message(r))
 
 
 class Console(unittest.TestCase):

@@ -35,7 +35,7 @@ class WithoutGpu(unittest.TestCase):
     def test_run_succeeds_with_other_paths_unaffected(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
         names = [r["name"] for r in rows(self.doc)]
-        self.assertIn("mpi_host/bytes:8/manual_time", names)
+        self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", names)
         for name in names:
             self.assertFalse(name.startswith(GPU_PATHS), name)
 
@@ -78,7 +78,7 @@ class Flags(unittest.TestCase):
                                     ("no", "no", "disabled by --xfer_cuda_aware=no")):
             with self.subTest(mode=mode):
                 proc, doc = launch_json(2, QUICK + [f"--xfer_cuda_aware={mode}",
-                                                    "--benchmark_filter=mpi_host/bytes:8"])
+                                                    "--benchmark_filter=mpi_host/mode:pingpong/bytes:8"])
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 reasons = skipped(doc)
                 if "mpi_cuda_aware" not in reasons:
@@ -105,7 +105,7 @@ class OtherWorldSizes(unittest.TestCase):
         self.assertEqual(rows(doc), [])
 
     def test_three_ranks_skip_together_and_succeed(self):
-        proc, doc = launch_json(3, QUICK + ["--benchmark_filter=mpi_host/bytes:8"])
+        proc, doc = launch_json(3, QUICK + ["--benchmark_filter=mpi_host/mode:pingpong/bytes:8"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         reasons = skipped(doc)
         if any(p not in reasons for p in GPU_PATHS):

@@ -14,7 +14,7 @@ class TwoRanks(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.count("Benchmark "), 1, proc.stdout)
         for size in (8, 4096, 262144):
-            self.assertEqual(proc.stdout.count(f"mpi_host/bytes:{size}/manual_time"), 1)
+            self.assertEqual(proc.stdout.count(f"mpi_host/mode:pingpong/bytes:{size}/manual_time"), 1)
         self.assertIn("GB/s=", proc.stdout)
         self.assertIn("latency_us=", proc.stdout)
 
@@ -24,7 +24,7 @@ class TwoRanks(unittest.TestCase):
         self.assertEqual(proc.leftover_files, [])
         got = rows(doc)
         self.assertEqual([r["name"] for r in got],
-                         [f"mpi_host/bytes:{s}/manual_time" for s in (8, 4096, 262144)])
+                         [f"mpi_host/mode:pingpong/bytes:{s}/manual_time" for s in (8, 4096, 262144)])
         for row in got:
             size = int(row["name"].split("bytes:")[1].split("/")[0])
             self.assertFalse(failed(row))
@@ -55,7 +55,7 @@ class TwoRanks(unittest.TestCase):
         self.assertIn("num_cpus", doc["context"])
 
     def test_filter_and_repetitions_work_unchanged(self):
-        proc, doc = launch_json(2, QUICK + ["--benchmark_filter=mpi_host/bytes:4096",
+        proc, doc = launch_json(2, QUICK + ["--benchmark_filter=mpi_host/mode:pingpong/bytes:4096",
                                             "--benchmark_repetitions=3"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(len(rows(doc)), 3)
@@ -68,7 +68,7 @@ class TwoRanks(unittest.TestCase):
         bad = [r for r in rows(doc) if failed(r)]
         self.assertEqual(len(bad), 3, doc["benchmarks"])
         message = bad[0].get("error_message") or bad[0].get("skip_message")
-        self.assertIn("mpi_host/bytes:8", message)
+        self.assertIn("mpi_host/mode:pingpong/bytes:8", message)
         self.assertIn("rank 1", message)
         self.assertIn("validation: 1 of 8 bytes differ", message)
         self.assertIn("row(s) failed", proc.stderr)
@@ -110,7 +110,7 @@ class Watchdog(unittest.TestCase):
     def test_a_rank_that_stops_answering_ends_the_job_instead_of_hanging(self):
         proc = launch(2, QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"], timeout=120)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("mpi_host/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr)
+        self.assertIn("mpi_host/mode:pingpong/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr)
 
 
 class OneRank(unittest.TestCase):

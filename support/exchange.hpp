@@ -1,0 +1,109 @@
+// How two ranks of a pair exchange messages over MPI (pairs.hpp), the same calls on host and
+// device pointers (a CUDA-aware MPI takes either):
+//
+//   mode:pingpong  the leader sends one message, its peer sends it back; one-way time is half
+//                  the round trip (the seed tutorial's measure: latency)
+//   mode:stream    the leader keeps a window of messages in flight to its peer (MPI_Isend x W,
+//                  as osu_bw), the peer answers the whole window with a 4-byte acknowledgement;
+//                  time per message is the window's time / W (sustained one-way bandwidth)
+//   mode:bidir     both ranks stream a window to each other at once (as osu_bibw); GB/s counts
+//                  both directions
+//
+// A window's messages go through `slots` buffers (each slot its own pattern), message i through
+// slot i % slots, so what a window delivered is validated slot by slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pairs.hpp"
+#include "world.hpp"
+
+namespace xfer {
+
+enum class Mode { PingPong, Stream, Bidir };
+struct Config;
+// The modes --xfer_modes asks for, in the order pingpong, stream, bidir.
+std::vector<Mode> modes_of(const Config& config);
+const char* mode_name(Mode mode);  // "pingpong", "stream", "bidir"
+int directions(Mode mode);         // 2 for bidir
+
+// "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once.
+std::string exchange_family(const std::string& path, Mode mode, const Config& config);
+
+// Messages in flight per window: --xfer_window, but no more than 4 GiB of them (at least one),
+// so a 1 GiB stream keeps 4 messages in flight instead of 64 GiB.
+int window_for(int window, std::uint64_t bytes);
+// Distinct buffers behind a window: no more than 256 MiB of them (at least one).
+int slots_for(int window, std::uint64_t bytes);
+// Messages one timed sample moves: ping-pong batch_for(bytes), otherwise one window.
+std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes);
+
+// The pattern seed of slot `slot` for messages from the leader (`from_leader`) or to it.
+std::uint64_t slot_seed(std::uint64_t row_seed, int slot, bool from_leader);
+
+// Buffers of `slots` messages of `bytes` each, one after another (host or device memory).
+struct SlotView {
+  char* base = nullptr;
+  std::size_t bytes = 0;
+  int slots = 1;
+  char* at(std::int64_t message) const { return base + (message % slots) * bytes; }
+};
+
+// What a rank of a pair sends and receives in `mode`, and whose patterns: the leader sends in
+// every mode; its peer sends its own data only in bidir (in pingpong it echoes what arrived).
+struct Traffic {
+  bool sends = false;
+  bool sends_as_leader = false;  // its send slots carry the leader's patterns
+  bool receives = false;
+  bool expects_leader = false;  // its receive slots must end up with the leader's patterns
+};
+Traffic traffic_of(Mode mode, const PairRole& role);
+
+// A row's host buffers on one rank: `slots` to send and `slots` to receive, as traffic needs.
+class HostSlots {
+ public:
+  HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::uint64_t row_seed);
+  SlotView send() { return {send_.data(), bytes_, slots_}; }
+  SlotView recv() { return {recv_.data(), bytes_, slots_}; }
+  // Before every timed pass: only that pass can make validation succeed.
+  void poison();
+  // Throws xfer::Error naming the slot unless every receive slot holds its pattern.
+  // `corrupt`: flip one byte first (--xfer_test_corrupt).
+  void validate(bool corrupt);
+
+ private:
+  Traffic traffic_;
+  int slots_;
+  std::size_t bytes_;
+  std::uint64_t seed_;
+  std::vector<char> send_;
+  std::vector<char> recv_;
+};
+
+class MpiExchange {
+ public:
+  MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base);
+
+  // One round trip: the leader sends send.at(0) and receives the echo into recv.at(0); its
+  // peer receives into recv.at(0) and sends that same buffer back.
+  void round_trip(const SlotView& send, const SlotView& recv);
+  // One window of `window` messages from the leader's `send` slots into the peer's `recv`
+  // slots, then the acknowledgement; returns once the leader has it.
+  void stream(const SlotView& send, const SlotView& recv, int window);
+  // One window each way at once; returns once this rank has sent and received all of it.
+  void bidir(const SlotView& send, const SlotView& recv, int window);
+  void complete() {}  // MPI's calls return once their messages are through
+
+ private:
+  const World& world_;
+  PairRole role_;
+  MessageType message_;
+  int tag_;
+  std::vector<MPI_Request> requests_;
+  char ack_[4] = {};
+};
+
+}  // namespace xfer

@@ -1,0 +1,70 @@
+// One row of a path between rank pairs, whatever carries it (MPI on host or device buffers,
+// NCCL) and in whichever mode: the seed tutorial's steps, written once.
+//
+//   1. once per row: make the buffers (`Slots`: HostSlots or gpu::DeviceSlots), fill the
+//      senders' slots, warm up;
+//   2. poison what is received, then time samples (a batch of round trips, or one window) with
+//      each pair leader's clock until the row is precise enough or its time is up;
+//   3. every receiver validates what arrived; report (GB/s of all pairs together).
+//
+// `Exchange` moves one sample: round_trip(send, recv), stream(send, recv, window),
+// bidir(send, recv, window), and complete() to wait for what it queued (NCCL; MPI: nothing).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "exchange.hpp"
+#include "harness.hpp"
+
+namespace xfer {
+
+template <class Slots, class Exchange>
+void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mode mode,
+                  Exchange& exchange,
+                  const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
+  const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
+  const std::size_t bytes = row.bytes;
+  const int window = window_for(h.config.window, bytes);
+  const int slots = mode == Mode::PingPong ? 1 : slots_for(h.config.window, bytes);
+  const auto one_sample = [&](Slots& b) {
+    if (mode == Mode::PingPong) {
+      exchange.round_trip(b.send(), b.recv());
+    } else if (mode == Mode::Stream) {
+      exchange.stream(b.send(), b.recv(), window);
+    } else {
+      exchange.bidir(b.send(), b.recv(), window);
+    }
+  };
+
+  Slots* b = setup_once<Slots>(
+      state, h, row, [&] { return make(traffic_of(mode, role), slots); },
+      [&](Slots& made) {
+        for (int i = 0; i < warmup_for(h.config, bytes); ++i) one_sample(made);
+        exchange.complete();
+      });
+  if (!b) return;
+
+  if (!all_ok(state, h, row, "poison", [&] { b->poison(); })) return;
+  const std::int64_t batch = messages_per_sample(mode, h.config.window, bytes);
+  const std::int64_t calls = mode == Mode::PingPong ? batch : 1;
+  const double per_message = mode == Mode::PingPong ? 2 : 1;  // a round trip is two messages
+  Measurement m;
+  if (!measure(
+          state, h, row, batch, role.leader,
+          [&] {
+            return host_timed(
+                calls, [&] { one_sample(*b); }, [&] { exchange.complete(); }, per_message);
+          },
+          m))
+    return;
+
+  // Every receiver checks what arrived (in ping-pong the leader checks the echo).
+  if (!all_ok(state, h, row, "validate",
+              [&] { b->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
+    return;
+
+  report_row(state, row, m, batch, directions(mode), static_cast<int>(h.config.rank_pairs.size()));
+}
+
+}  // namespace xfer
