@@ -46,11 +46,19 @@ int window_for(int window, std::uint64_t bytes) {
 }
 
 int slots_for(int window, std::uint64_t bytes) {
-  return bounded(window_for(window, bytes), bytes, std::uint64_t{256} << 20);
+  return bounded(window_for(window, bytes), bytes, std::uint64_t{1} << 20);
+}
+
+std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes) {
+  if (mode == Mode::PingPong) return batch_for(bytes);
+  constexpr std::uint64_t kSampleBytes = std::uint64_t{16} << 20;
+  const std::uint64_t per_window = static_cast<std::uint64_t>(window_for(window, bytes)) * bytes;
+  return static_cast<std::int64_t>(std::clamp<std::uint64_t>(kSampleBytes / per_window, 1, 64));
 }
 
 std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes) {
-  return mode == Mode::PingPong ? batch_for(bytes) : window_for(window, bytes);
+  const std::int64_t calls = calls_per_sample(mode, window, bytes);
+  return mode == Mode::PingPong ? calls : calls * window_for(window, bytes);
 }
 
 Traffic traffic_of(Mode mode, const PairRole& role) {

@@ -36,9 +36,15 @@ std::string exchange_family(const std::string& path, Mode mode, const Config& co
 // Messages in flight per window: --xfer_window, but no more than 4 GiB of them (at least one),
 // so a 1 GiB stream keeps 4 messages in flight instead of 64 GiB.
 int window_for(int window, std::uint64_t bytes);
-// Distinct buffers behind a window: no more than 256 MiB of them (at least one).
+// Distinct buffers behind a window: no more than 1 MiB of them (at least one). osu_bw and
+// osu_bibw move every message of a window through one buffer, which stays in the CPU caches;
+// a window through 64 MiB of distinct buffers would measure DRAM instead, and half the rate.
 int slots_for(int window, std::uint64_t bytes);
-// Messages one timed sample moves: ping-pong batch_for(bytes), otherwise one window.
+// Calls of one timed sample: ping-pong batch_for(bytes) round trips; stream and bidir enough
+// windows to move 16 MiB (at least one), so the agreement between samples, which the peer's
+// back-to-back windows do not have, stays a small part of the time.
+std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes);
+// Messages one timed sample moves (one way): round trips, or windows x messages in a window.
 std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes);
 
 // The pattern seed of slot `slot` for messages from the leader (`from_leader`) or to it.

@@ -3,7 +3,7 @@
 //
 //   1. once per row: make the buffers (`Slots`: HostSlots or gpu::DeviceSlots), fill the
 //      senders' slots, warm up;
-//   2. poison what is received, then time samples (a batch of round trips, or one window) with
+//   2. poison what is received, then time samples (a batch of round trips, or of windows) with
 //      each pair leader's clock until the row is precise enough or its time is up;
 //   3. every receiver validates what arrived; report (GB/s of all pairs together).
 //
@@ -47,7 +47,7 @@ void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mod
 
   if (!all_ok(state, h, row, "poison", [&] { b->poison(); })) return;
   const std::int64_t batch = messages_per_sample(mode, h.config.window, bytes);
-  const std::int64_t calls = mode == Mode::PingPong ? batch : 1;
+  const std::int64_t calls = calls_per_sample(mode, h.config.window, bytes);
   const double per_message = mode == Mode::PingPong ? 2 : 1;  // a round trip is two messages
   Measurement m;
   if (!measure(
