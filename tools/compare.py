@@ -4,7 +4,8 @@
     compare.py BASE NEW
     compare.py --base A.json [B.json ...] --new C.json [D.json ...]
 
-Rows are matched by name, repetitions are pooled per side, medians are
+Rows are matched by name (a ping-pong row named before exchange modes
+matches its mode:pingpong name), repetitions are pooled per side, medians are
 compared and a two-sided Mann-Whitney U test says whether a change is real.
 Single runs that state their uncertainty (counter ci95_pct) are judged by it.
 Exit status: 0 no regression, 1 regression (the CI gate), 2 bad input.
@@ -66,11 +67,13 @@ class Series:
     samples: list = dataclasses.field(default_factory=list)
     errors: list = dataclasses.field(default_factory=list)
     aggregates_only: bool = False
+    legacy_names: set = dataclasses.field(default_factory=set)  # as written
 
     def extend(self, other):
         self.samples += other.samples
         self.errors += other.errors
         self.aggregates_only |= other.aggregates_only
+        self.legacy_names |= other.legacy_names
 
 
 @dataclasses.dataclass
@@ -80,6 +83,8 @@ class Side:
     contexts: list
     series: dict
     aggregate_only_files: list
+    # file: (rows named without a mode, (one such name, its current name))
+    legacy_files: dict = dataclasses.field(default_factory=dict)
 
 
 _NON_FINITE = re.compile(
@@ -198,6 +203,25 @@ def normalise_name(name):
                     if not _RUN_CONTROL.fullmatch(part))
 
 
+# Paths between ranks whose rows name an exchange mode (mode:pingpong,
+# mode:stream, mode:bidir). Files from before modes existed name their
+# ping-pong rows without one: mpi_host/bytes:8 measured what
+# mpi_host/mode:pingpong/bytes:8 measures. Other paths' mode: components
+# (mpi_staged's mode:sequential) mean something else and are never touched.
+EXCHANGE_PATHS = ('mpi_host', 'mpi_cuda_aware', 'nccl_sendrecv')
+LEGACY_MODE = 'mode:pingpong'
+
+
+def canonical_name(name):
+    """The current name of a (normalised) row name: an exchange path's row
+    without a mode component gains mode:pingpong right after the path."""
+    parts = name.split('/')
+    if parts[0] in EXCHANGE_PATHS and not any(
+            part.startswith('mode:') for part in parts[1:]):
+        parts.insert(1, LEGACY_MODE)
+    return '/'.join(parts)
+
+
 def message_bytes(name):
     match = _BYTES.search(name)
     return int(match.group(1)) if match else None
@@ -211,8 +235,8 @@ def is_aggregate(row):
     return row.get('run_type') == 'aggregate'
 
 
-def benchmark_name(row):
-    """The normalised name of the benchmark a row belongs to."""
+def written_name(row):
+    """The normalised name of the benchmark a row belongs to, as written."""
     name = row.get('run_name')
     if not isinstance(name, str):
         name = row['name']
@@ -220,6 +244,12 @@ def benchmark_name(row):
         if is_aggregate(row) and name.endswith(suffix):
             name = name[:-len(suffix)]
     return normalise_name(name)
+
+
+def benchmark_name(row):
+    """The name a row is matched, shown and reported by: its written name,
+    with mode:pingpong added where an older file left the mode out."""
+    return canonical_name(written_name(row))
 
 
 def preferred_aggregate(rows):
@@ -244,15 +274,19 @@ def series_from_rows(rows, aggregates_only):
 
 def series_from_document(document):
     """Series per benchmark; aggregates count only where no repetition does."""
-    grouped = {}
+    grouped, legacy = {}, {}
     for row in document['benchmarks']:
-        kinds = grouped.setdefault(benchmark_name(row), ([], []))
+        name, written = benchmark_name(row), written_name(row)
+        kinds = grouped.setdefault(name, ([], []))
         kinds[is_aggregate(row)].append(row)
+        if written != name:
+            legacy.setdefault(name, set()).add(written)
     result = {}
     for name, (repetitions, aggregates) in grouped.items():
         rows = repetitions or preferred_aggregate(aggregates)
         if rows:
             result[name] = series_from_rows(rows, not repetitions)
+            result[name].legacy_names = legacy.get(name, set())
     return result
 
 
@@ -265,6 +299,10 @@ def load_side(label, paths):
         file_series = series_from_document(document)
         if any(s.aggregates_only for s in file_series.values()):
             side.aggregate_only_files.append(path)
+        renamed = [(min(s.legacy_names), name)
+                   for name, s in file_series.items() if s.legacy_names]
+        if renamed:
+            side.legacy_files[path] = (len(renamed), renamed[0])
         for name, series in file_series.items():
             side.series.setdefault(name, Series()).extend(series)
     return side
@@ -689,6 +727,21 @@ def aggregate_notes(base, new):
             for side in (base, new) for path in side.aggregate_only_files]
 
 
+def legacy_name_notes(base, new):
+    """One note for every file whose exchange rows carry no mode."""
+    files = [(side.label, path, count, example)
+             for side in (base, new)
+             for path, (count, example) in side.legacy_files.items()]
+    if not files:
+        return []
+    listed = ', '.join(f'{label} file {path} ({plural(count, "row")})'
+                       for label, path, count, _ in files)
+    old, current = files[0][3]
+    return [f'Rows named without an exchange mode (written before modes '
+            f'existed; they measured ping-pong) in {listed}: matched and '
+            f'shown as {LEGACY_MODE}, e.g. {old} as {current}.']
+
+
 def significance_notes(rows, alpha):
     notes = []
     unknown = count_rows(rows, significance='no repetitions',
@@ -744,15 +797,27 @@ def basis_notes(rows, metric):
 
 def report_notes(base, new, rows, options):
     return (identity_notes(base, new) + aggregate_notes(base, new)
+            + legacy_name_notes(base, new)
             + significance_notes(rows, options.alpha)
             + uncertainty_notes(rows)
             + basis_notes(rows, options.metric))
 
 
+def filter_matches(pattern, name, base, new):
+    """--filter matches the shown name or a name a file wrote, so a filter
+    written for older files (^mpi_host/bytes:) still selects their rows."""
+    written = {name}
+    for side in (base, new):
+        if name in side.series:
+            written |= side.series[name].legacy_names
+    return any(pattern.search(n) for n in written)
+
+
 def build_report(base, new, options):
     machines = compare_machines(base, new, options.cross_machine)
     names = [n for n in dict.fromkeys(list(base.series) + list(new.series))
-             if options.filter is None or options.filter.search(n)]
+             if options.filter is None
+             or filter_matches(options.filter, n, base, new)]
     rows = [compare_row(n, base.series.get(n), new.series.get(n), options)
             for n in names]
     if not any(row['base'] and row['new'] for row in rows):

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Plot xferbench result files (see docs/plot.md).
 
-Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf
+Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels path]
          bandwidth and one-way latency against message size, one line per
-         path and variant, several runs overlaid.
+         path and variant (a colour per path, a line style and marker per
+         mode or variant), several runs overlaid; --panels path gives each
+         path its own pair of panels.
 Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
          GB/s per (source, destination) GPU from an all-pairs run, as a
          heatmap (-o) or as a text table (no -o, or --text); the text table
@@ -19,7 +21,7 @@ import statistics
 import sys
 import textwrap
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 EXIT_BAD_INPUT = 2
 DEFAULT_VARIANT = "p2p:on/dir:uni"
@@ -43,6 +45,32 @@ GPU_LINKS = (  # GPU model -> (NVLink generation, PCIe generation to host)
 )
 GPU_PEER_PATHS = {"memcpy_peer", "mpi_cuda_aware", "nccl_sendrecv"}
 HOST_PATHS = {"host_staging", "mpi_staged"}
+
+# Paths between ranks name an exchange mode after the path; files from
+# before modes existed name their ping-pong rows without one. For other
+# paths a mode: component (mpi_staged's mode:sequential) means staging.
+EXCHANGE_PATHS = ("mpi_host", "mpi_cuda_aware", "nccl_sendrecv")
+EXCHANGE_MODES = ("mode:pingpong", "mode:stream", "mode:bidir")
+# Rows whose time is per message of a window (the inverse of throughput),
+# not a latency: bandwidth chart only.
+THROUGHPUT_MODES = {"mode:stream", "mode:bidir"}
+
+# One colour per path, the same in every chart; other paths take the spare
+# colours in name order. Grey stays for the reference lines.
+PATH_COLORS = {"mpi_host": "#1f77b4", "mpi_cuda_aware": "#ff7f0e",
+               "nccl_sendrecv": "#2ca02c", "mpi_staged": "#d62728",
+               "memcpy_peer": "#9467bd", "host_staging": "#8c564b"}
+SPARE_COLORS = ("#e377c2", "#bcbd22", "#17becf", "#393b79", "#8c6d31",
+                "#637939", "#7b4173")
+# Within a path: a line style per mode or variant (pair components aside),
+# a marker per GPU pair or pair count.
+LINESTYLES = ("-", "--", "-.", ":", (0, (8, 2, 2, 2, 2, 2)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
+# Overlaid runs: the same colour and style, told apart by marker fill and
+# shade (< 0 darker, > 0 lighter).
+RUN_FILLS = ("full", "none", "left", "bottom", "right", "top")
+RUN_SHADES = (0.0, -0.35, 0.3, -0.55, 0.5, 0.15)
+PANEL_CHOICES = ("none", "path")
 
 MATPLOTLIB_HINT = (
     "matplotlib is needed to draw images, and {python} cannot import it "
@@ -113,8 +141,19 @@ def xferbench_context(doc):
 
 # ---------------------------------------------------------------- rows
 
+def canonical_key(key):
+    """An exchange path's key without a mode (a file from before modes)
+    gains mode:pingpong after the path: those rows measured ping-pong."""
+    parts = key.split("/")
+    if parts[0] in EXCHANGE_PATHS and not any(
+            part.startswith("mode:") for part in parts[1:]):
+        parts.insert(1, EXCHANGE_MODES[0])
+    return "/".join(parts)
+
+
 def split_name(name):
-    """'PATH/VARIANT.../bytes:N/manual_time' -> ('PATH/VARIANT...', N)."""
+    """'PATH/VARIANT.../bytes:N/manual_time' -> ('PATH/VARIANT...', N);
+    'mpi_host/bytes:8/...' (before modes) -> ('mpi_host/mode:pingpong', 8)."""
     kept, size = [], None
     for part in name.split("/"):
         if part == "manual_time":
@@ -123,7 +162,7 @@ def split_name(name):
             size = int(part[6:])
         else:
             kept.append(part)
-    return "/".join(kept), size
+    return canonical_key("/".join(kept)), size
 
 
 def is_failed(row):
@@ -287,10 +326,25 @@ def load_runs(files):
     return runs
 
 
+def legacy_key(key):
+    """The name files from before modes gave a ping-pong series
+    ('mpi_host/mode:pingpong' -> 'mpi_host'); None for other series."""
+    parts = key.split("/")
+    if parts[0] in EXCHANGE_PATHS and parts[1:2] == [EXCHANGE_MODES[0]]:
+        return "/".join(parts[:1] + parts[2:])
+    return None
+
+
+def filter_matches(pattern, key):
+    """The key, or its older name, so '^mpi_host$' still selects it."""
+    old = legacy_key(key)
+    return bool(pattern.search(key) or (old and pattern.search(old)))
+
+
 def filter_series(runs, pattern):
     for run in runs:
         run.series = {k: v for k, v in run.series.items()
-                      if pattern.search(k)}
+                      if filter_matches(pattern, k)}
     if not any(run.series for run in runs):
         raise InputError(f"no series match --filter '{pattern.pattern}'")
 
@@ -437,6 +491,156 @@ def matrix_text(matrix):
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------- styles
+
+@dataclass(frozen=True)
+class Style:
+    """How one series is drawn: colour from its path, line style from its
+    mode or variant, marker from its GPU pair or pair count."""
+    color: str
+    linestyle: object
+    marker: str
+
+
+def series_path(key):
+    return key.split("/")[0]
+
+
+def series_variant(key):
+    """The key without its path ('mode:stream/pairs:2'); '' for none."""
+    return "/".join(key.split("/")[1:])
+
+
+def is_pair_part(part):
+    return part.startswith(("pair:", "pairs:"))
+
+
+def variant_parts(key):
+    """(mode or variant, pair components) of a key, each '/'-joined."""
+    parts = key.split("/")[1:]
+    return ("/".join(p for p in parts if not is_pair_part(p)),
+            "/".join(p for p in parts if is_pair_part(p)))
+
+
+def is_throughput_only(key):
+    """mode:stream and mode:bidir rows: their time is the time per message
+    of a window (the inverse of throughput), not a latency."""
+    return any(part in THROUGHPUT_MODES for part in key.split("/")[1:])
+
+
+def natural_key(text):
+    """'pairs:10' after 'pairs:2': digit runs compare as numbers."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def mode_rank(variant):
+    """ping-pong, stream, bidir first, in that order; then the rest."""
+    for part in variant.split("/"):
+        if part in EXCHANGE_MODES:
+            return EXCHANGE_MODES.index(part)
+    return len(EXCHANGE_MODES)
+
+
+def path_order(paths):
+    """Known paths in a fixed order, then the others by name."""
+    known = [p for p in PATH_COLORS if p in paths]
+    return known + sorted(set(paths) - set(known))
+
+
+def path_colors(paths):
+    """{path: colour}: fixed for known paths, spare colours for others."""
+    colors = {p: PATH_COLORS[p] for p in paths if p in PATH_COLORS}
+    others = sorted(set(paths) - set(colors))
+    colors.update({p: SPARE_COLORS[i % len(SPARE_COLORS)]
+                   for i, p in enumerate(others)})
+    return colors
+
+
+def series_order(keys):
+    """Keys by path, then mode (ping-pong, stream, bidir), then variant."""
+    paths = path_order({series_path(k) for k in keys})
+
+    def order(key):
+        variant, pairs = variant_parts(key)
+        return (paths.index(series_path(key)), mode_rank(variant),
+                natural_key(variant), natural_key(pairs))
+    return sorted(set(keys), key=order)
+
+
+def series_styles(keys):
+    """{key: Style} for all the keys of all the runs drawn together, so a
+    series looks the same in every run. Within a path, each mode or variant
+    has its own line style and each pair component its own marker (they
+    repeat only beyond 5 variants or 12 pair components in one path)."""
+    colors = path_colors({series_path(k) for k in keys})
+    by_path = defaultdict(list)
+    for key in series_order(keys):
+        by_path[series_path(key)].append(key)
+    styles = {}
+    for path, path_keys in by_path.items():
+        variants = list(dict.fromkeys(variant_parts(k)[0] for k in path_keys))
+        pairs = sorted({variant_parts(k)[1] for k in path_keys},
+                       key=natural_key)
+        for key in path_keys:
+            variant, pair = variant_parts(key)
+            styles[key] = Style(
+                colors[path],
+                LINESTYLES[variants.index(variant) % len(LINESTYLES)],
+                MARKERS[pairs.index(pair) % len(MARKERS)])
+    return styles
+
+
+def shade(color, amount):
+    """'#rrggbb' mixed with white (amount > 0) or black (amount < 0)."""
+    channels = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    target = 255 if amount > 0 else 0
+    mixed = [round(c + (target - c) * abs(amount)) for c in channels]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def run_look(index):
+    """(marker fill style, shade) of the index-th run of an overlay."""
+    return (RUN_FILLS[index % len(RUN_FILLS)],
+            RUN_SHADES[index % len(RUN_SHADES)])
+
+
+def line_kwargs(style, run_index, label="_nolegend_"):
+    """Keyword arguments of Axes.plot for a series of the run_index-th run."""
+    fill, amount = run_look(run_index)
+    return dict(color=shade(style.color, amount), linestyle=style.linestyle,
+                marker=style.marker, fillstyle=fill,
+                markerfacecoloralt="white", markersize=4, linewidth=1.5,
+                label=label)
+
+
+# ---------------------------------------------------------------- layout
+
+@dataclass
+class Panel:
+    """One column of the figure: a bandwidth axes over a latency axes."""
+    title: str       # the path, or '' when all series share one column
+    keys: list       # the series drawn in it, in legend order
+
+
+def panel_layout(runs, panels="none"):
+    """The columns of the curves figure: one for all series ('none'), or
+    one per path ('path'), paths in a fixed order."""
+    keys = series_order({key for run in runs for key in run.series})
+    if panels == "none":
+        return [Panel("", keys)]
+    if panels != "path":
+        raise ValueError(f"unknown panels {panels!r}")
+    return [Panel(path, [k for k in keys if series_path(k) == path])
+            for path in path_order({series_path(k) for k in keys})]
+
+
+def legend_label(key, panel):
+    """The full key in the shared axes; in a path's panel, the variant."""
+    if not panel.title:
+        return key
+    return series_variant(key) or key
+
+
 # ---------------------------------------------------------------- drawing
 
 def import_pyplot():
@@ -451,13 +655,13 @@ def import_pyplot():
     return pyplot
 
 
-def format_size_axis(ax, sizes):
-    """log2 axis; labelled ticks (8 B, 64 B, ... 1 GiB) at most ~10 of them."""
+def format_size_axis(ax, sizes, most_labels=10):
+    """log2 axis; labelled ticks (8 B, 64 B, ... 1 GiB), about most_labels."""
     from matplotlib.ticker import NullFormatter
     low = math.floor(math.log2(min(sizes)))
     high = math.ceil(math.log2(max(sizes)))
     exponents = range(low, high + 1)
-    stride = max(1, math.ceil(len(exponents) / 10))
+    stride = max(1, math.ceil(len(exponents) / most_labels))
     major = [2 ** e for e in exponents if e % stride == 0] or [2 ** low]
     ax.set_xscale("log", base=2)
     ax.set_xlim(2 ** (low - 0.4), 2 ** (high + 0.4))
@@ -468,51 +672,70 @@ def format_size_axis(ax, sizes):
     ax.set_xlabel("message size (KiB = 1024 B)")
 
 
-def format_latency_axis(ax):
+def format_latency_axis(ax, has_lines=True):
     from matplotlib.ticker import FuncFormatter
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(
-        lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    if has_lines:  # a log axis with nothing on it warns and means nothing
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    else:
+        ax.set_yticks([])
     ax.set_ylabel("one-way latency (us)")
     ax.set_title("One-way latency (lower is better)")
 
 
-def series_colors(pyplot, keys):
-    """tab10 for up to 10 series, else distinct colors spread over turbo."""
-    if len(keys) <= 10:
-        cmap = pyplot.get_cmap("tab10")
-        return {key: cmap(i) for i, key in enumerate(keys)}
-    cmap = pyplot.get_cmap("turbo")
-    return {key: cmap(0.05 + 0.9 * i / (len(keys) - 1))
-            for i, key in enumerate(keys)}
+def draw_panel(ax_bw, ax_lat, runs, panel, styles):
+    """Every run's series of the panel; stream and bidir series only on
+    the bandwidth axes. The number of series left off latency."""
+    left_off = set()
+    for index, run in enumerate(runs):
+        for key in [k for k in panel.keys if k in run.series]:
+            points = sorted(run.series[key].items())
+            kwargs = line_kwargs(styles[key], index, f"{key}  [{run.label}]")
+            bw = [(s, g) for s, (g, _) in points if g is not None]
+            lat = [(s, t) for s, (_, t) in points if t is not None and t > 0]
+            if bw:
+                ax_bw.plot(*zip(*bw), **kwargs)
+            if lat and is_throughput_only(key):
+                left_off.add(key)
+            elif lat:
+                ax_lat.plot(*zip(*lat), **kwargs)
+    return len(left_off)
 
 
-def draw_series(ax_bw, ax_lat, run, index, colors, several_runs):
-    linestyles, markers = ("-", "--", ":", "-."), ("o", "s", "^", "D")
-    for key in sorted(run.series):
-        points = sorted(run.series[key].items())
-        label = f"{key}  [{run.label}]" if several_runs else key
-        style = dict(color=colors[key], label=label, linewidth=1.5,
-                     linestyle=linestyles[index % len(linestyles)],
-                     marker=markers[index % len(markers)], markersize=3.5)
-        bw = [(s, g) for s, (g, _) in points if g is not None]
-        lat = [(s, t) for s, (_, t) in points if t is not None and t > 0]
-        if bw:
-            ax_bw.plot(*zip(*bw), **style)
-        if lat:
-            ax_lat.plot(*zip(*lat), **style)
+def note_left_off(ax, count, has_lines):
+    """Say on the latency axes that stream/bidir series are not on it."""
+    if not count:
+        return
+    text = (f"{count} stream/bidir series not shown:\ntheir time is per "
+            "message of a window,\nnot a latency (see bandwidth)")
+    # Latency rises to the right: the top left corner is free.
+    where = dict(x=0.02, y=0.97, ha="left", va="top") if has_lines \
+        else dict(x=0.5, y=0.5, ha="center", va="center")
+    ax.text(s=text, transform=ax.transAxes, fontsize=7.5, color="0.3",
+            **where)
 
 
-def draw_references(ax, runs):
+def panel_references(runs, panel):
+    """{label: GB/s} of the reference lines for the panel's series."""
     lines = {}
     for run in runs:
-        lines.update({label: rate for rate, label in reference_lines(run)})
+        view = replace(run, series={k: v for k, v in run.series.items()
+                                    if k in panel.keys})
+        lines.update({label: rate for rate, label in reference_lines(view)})
+    return lines
+
+
+def draw_references(ax, lines):
+    """Horizontal lines; their handles, highest first."""
     dashes = ((0, (6, 3)), (0, (2, 2)), (0, (8, 2, 2, 2)))
+    handles = []
     for i, (label, rate) in enumerate(sorted(lines.items(),
                                              key=lambda item: -item[1])):
-        ax.axhline(rate, color="0.35", linewidth=1.2, label=label,
-                   linestyle=dashes[i % len(dashes)])
-    return len(lines)
+        handles.append(ax.axhline(rate, color="0.35", linewidth=1.2,
+                                  label=label,
+                                  linestyle=dashes[i % len(dashes)]))
+    return handles
 
 
 def failed_note(runs):
@@ -524,17 +747,6 @@ def failed_note(runs):
                       for r in failed)
     return (f"{total} failed row{'s' if total > 1 else ''} left out "
             f"({where})")
-
-
-def legend_entries(*axes):
-    """Handles and labels of all axes, each label once."""
-    handles, labels = [], []
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(handle)
-                labels.append(label)
-    return handles, labels
 
 
 def report_failures(runs):
@@ -550,15 +762,18 @@ def curves_title(runs):
     return f"xferbench: {len(runs)} runs compared"
 
 
-def label_axes(ax_bw, ax_lat, sizes):
+def label_axes(ax_bw, ax_lat, sizes, has_latency=True, path=""):
     for ax in (ax_bw, ax_lat):
-        format_size_axis(ax, sizes)
+        format_size_axis(ax, sizes, 5 if path else 10)
         ax.grid(True, which="major", alpha=0.45)
         ax.grid(True, which="minor", alpha=0.15)
     ax_bw.set_ylim(bottom=0)
     ax_bw.set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
     ax_bw.set_title("Bandwidth (higher is better)")
-    format_latency_axis(ax_lat)
+    format_latency_axis(ax_lat, has_latency)
+    if path:
+        ax_bw.set_title(f"{path}: bandwidth (higher is better)")
+        ax_lat.set_title(f"{path}: latency (lower is better)")
 
 
 def add_heading(fig, runs):
@@ -577,30 +792,112 @@ def add_heading(fig, runs):
                  va="bottom", y=1.01 + 0.032 * len(lines))
 
 
-def add_legend(fig, ax_bw, ax_lat):
-    """One legend for both panels, below them."""
-    handles, labels = legend_entries(ax_bw, ax_lat)
-    columns = 1 if len(labels) <= 4 else 2 if len(labels) <= 16 else 3
-    fig.legend(handles, labels, loc="upper center", frameon=False,
+def series_handles(panel, styles):
+    """Legend entries of a panel's series, drawn as in the first run."""
+    from matplotlib.lines import Line2D
+    return [Line2D([], [], **line_kwargs(styles[key], 0,
+                                         legend_label(key, panel)))
+            for key in panel.keys]
+
+
+def run_handles(runs):
+    """Legend entries that tell overlaid runs apart (fill and shade)."""
+    from matplotlib.lines import Line2D
+    if len(runs) < 2:
+        return []
+    grey = Style("#505050", "-", "o")
+    return [Line2D([], [], **line_kwargs(grey, index, f"run: {run.label}"))
+            for index, run in enumerate(runs)]
+
+
+def add_legend(fig, handles):
+    """One legend below the panels."""
+    if not handles:
+        return
+    count = len(handles)
+    columns = 1 if count <= 4 else 2 if count <= 16 else 3
+    fig.legend(handles=handles, loc="upper center", frameon=False,
                bbox_to_anchor=(0.5, 0.0), ncol=columns, fontsize=9)
 
 
-def render_curves(runs, out, with_references):
-    pyplot = import_pyplot()
-    fig, (ax_bw, ax_lat) = pyplot.subplots(1, 2, figsize=(13, 5))
-    colors = series_colors(pyplot, sorted({key for run in runs
-                                           for key in run.series}))
-    for index, run in enumerate(runs):
-        draw_series(ax_bw, ax_lat, run, index, colors, len(runs) > 1)
-    if with_references and not draw_references(ax_bw, runs):
+def legend_columns(count):
+    return 1 if count <= 8 else 2
+
+
+def legend_height(count):
+    """Inches a legend of count entries in legend_columns needs."""
+    return 0.35 + 0.19 * math.ceil(count / legend_columns(count))
+
+
+def split_axes(pyplot, layout, legend_counts):
+    """A column per panel: bandwidth, latency, then a blank axes (axis off)
+    tall enough for that column's legend."""
+    spare = max(legend_height(n) for n in legend_counts)
+    fig, axes = pyplot.subplots(
+        3, len(layout), squeeze=False,
+        figsize=(max(8.0, 4.4 * len(layout)), 7.6 + spare),
+        gridspec_kw={"height_ratios": [3.8, 3.8, spare]})
+    for ax in axes[2]:
+        ax.axis("off")
+    return fig, [tuple(axes[row][i] for row in range(3))
+                 for i in range(len(layout))]
+
+
+def build_curves_figure(pyplot, runs, with_references, panels="none"):
+    """The curves figure: per panel column a bandwidth axes above a latency
+    axes (one column, or one per path with panels='path', each with its own
+    legend below), a colour per path, a line style per mode or variant,
+    runs told apart by marker fill and shade; stream and bidir series on
+    the bandwidth axes only."""
+    layout = panel_layout(runs, panels)
+    split = panels != "none"
+    references = [panel_references(runs, panel) if with_references else {}
+                  for panel in layout]
+    if split:
+        fig, columns = split_axes(pyplot, layout, [
+            len(panel.keys) + len(lines)
+            for panel, lines in zip(layout, references)])
+    else:
+        fig, (ax_bw, ax_lat) = pyplot.subplots(1, 2, figsize=(13, 5))
+        columns = [(ax_bw, ax_lat, None)]
+    styles = series_styles({key for run in runs for key in run.series})
+    sizes = [size for run in runs for points in run.series.values()
+             for size in points]
+    shared_handles = []
+    for panel, lines, (ax_bw, ax_lat, ax_key) in zip(layout, references,
+                                                      columns):
+        left_off = draw_panel(ax_bw, ax_lat, runs, panel, styles)
+        has_latency = bool(ax_lat.get_lines())
+        handles = series_handles(panel, styles) + draw_references(ax_bw,
+                                                                  lines)
+        label_axes(ax_bw, ax_lat, sizes, has_latency, panel.title)
+        note_left_off(ax_lat, left_off, has_latency)
+        if ax_key is None:
+            shared_handles += handles
+            continue
+        ax_key.legend(handles=handles, loc="upper center", fontsize=7.5,
+                      ncol=legend_columns(len(handles)), frameon=False,
+                      title=panel.title, title_fontsize=8)
+        if ax_bw is not columns[0][0]:
+            ax_bw.set_ylabel("")
+            ax_lat.set_ylabel("")
+    if with_references and not any(references):
         print("plot.py: note: no reference line: the context names no "
               "link rate this tool knows for these series", file=sys.stderr)
-    label_axes(ax_bw, ax_lat, [size for run in runs
-                               for points in run.series.values()
-                               for size in points])
     add_heading(fig, runs)
-    add_legend(fig, ax_bw, ax_lat)
+    add_legend(fig, shared_handles + run_handles(runs))
     fig.tight_layout()
+    return fig
+
+
+def panel_axes(fig):
+    """The axes that hold curves (not the blank ones under legends)."""
+    return [ax for ax in fig.axes if ax.axison]
+
+
+def render_curves(runs, out, with_references, panels="none"):
+    pyplot = import_pyplot()
+    fig = build_curves_figure(pyplot, runs, with_references, panels)
     save_figure(pyplot, fig, out)
 
 
@@ -675,6 +972,10 @@ def parse_args(argv):
                         help="plot only series whose key matches (re.search)")
     parser.add_argument("--reference", action="store_true",
                         help="draw theoretical link rates the context knows")
+    parser.add_argument("--panels", choices=PANEL_CHOICES, default="none",
+                        help="curves: 'path' draws a bandwidth and a latency "
+                        "panel per path instead of all series in one pair "
+                        "(default: none)")
     parser.add_argument("--matrix", action="store_true",
                         help="GB/s per (source, destination) GPU pair")
     parser.add_argument("--text", action="store_true",
@@ -720,7 +1021,7 @@ def run_curves(args, runs):
     check_image_name(args.output)
     if args.filter:
         filter_series(runs, args.filter)
-    render_curves(runs, args.output, args.reference)
+    render_curves(runs, args.output, args.reference, args.panels)
     return 0
 
 

@@ -25,6 +25,10 @@ REAL_B = FIXTURES / 'real_mpi_host_b.json'
 CI_BASE = FIXTURES / 'ci_single_base.json'
 CI_NEW = FIXTURES / 'ci_single_new.json'
 CI_HOSTILE = FIXTURES / 'ci_hostile_new.json'
+# The same machine before exchange modes (mpi_host/bytes:N ...) and after
+# (mpi_host/mode:pingpong/bytes:N, mode:stream, mode:bidir, pairs:2).
+MODES_LEGACY = FIXTURES / 'modes_legacy.json'
+MODES_MODERN = FIXTURES / 'modes_modern.json'
 
 # Deterministic spread of +-1% around a median: repetition noise.
 NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
@@ -97,6 +101,9 @@ def document(rows, context=None):
 
 
 MPI_SWEEP = {8: 0.35, 4096: 0.78, 65536: 7.2, 1048576: 110.0}
+# Rows named mpi_host/bytes:N (before exchange modes) are reported by their
+# current name, mpi_host/mode:pingpong/bytes:N.
+PP = 'mpi_host/mode:pingpong'
 
 
 class CompareToolCase(unittest.TestCase):
@@ -147,15 +154,15 @@ class VerdictTest(CompareToolCase):
                               sweep('mpi_host', slow))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn('1 regression beyond 5%: mpi_host/bytes:1048576',
+        self.assertIn(f'1 regression beyond 5%: {PP}/bytes:1048576',
                       result.stdout)
         _, report = self.report(base, new)
         row = report['rows'][3]
         self.assertEqual((row['name'], row['status']),
-                         ('mpi_host/bytes:1048576', 'slower'))
+                         (f'{PP}/bytes:1048576', 'slower'))
         self.assertAlmostEqual(row['change'], 0.20, places=6)
         self.assertAlmostEqual(row['p_value'], 2 / 252)  # exact, 5 vs 5
-        self.assertEqual(report['regressions'], ['mpi_host/bytes:1048576'])
+        self.assertEqual(report['regressions'], [f'{PP}/bytes:1048576'])
 
     def test_significant_change_inside_threshold_is_same(self):
         shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
@@ -192,7 +199,7 @@ class VerdictTest(CompareToolCase):
         code, report = self.report(*self.pair(sweep('mpi_host', MPI_SWEEP),
                                               sweep('mpi_host', fast)))
         self.assertEqual(code, 0)
-        self.assertEqual(self.statuses(report)['mpi_host/bytes:8'], 'faster')
+        self.assertEqual(self.statuses(report)[f'{PP}/bytes:8'], 'faster')
 
     def test_threshold_flag_moves_the_gate(self):
         shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
@@ -212,8 +219,8 @@ class RowStatusTest(CompareToolCase):
         code, report = self.report(*self.pair(base_rows, new_rows))
         self.assertEqual(code, 0)
         self.assertEqual(self.statuses(report), {
-            'mpi_host/bytes:8': 'missing', 'mpi_host/bytes:4096': 'same',
-            'mpi_host/bytes:65536': 'new'})
+            f'{PP}/bytes:8': 'missing', f'{PP}/bytes:4096': 'same',
+            f'{PP}/bytes:65536': 'new'})
 
     def test_row_failing_in_new_is_a_regression_without_percentage(self):
         name = 'mpi_staged/bytes:8/manual_time'
@@ -335,7 +342,7 @@ class GoogleBenchmarkFormatTest(CompareToolCase):
         new_rows = iteration_rows(
             'mpi_host/bytes:8/iterations:1000/repeats:5/manual_time', 0.35)
         code, report = self.report(*self.pair(base_rows, new_rows))
-        self.assertEqual(self.statuses(report), {'mpi_host/bytes:8': 'same'})
+        self.assertEqual(self.statuses(report), {f'{PP}/bytes:8': 'same'})
 
     def test_aggregate_rows_are_ignored_when_repetitions_exist(self):
         name = 'mpi_host/bytes:8/manual_time'
@@ -431,11 +438,11 @@ class StatedUncertaintyTest(CompareToolCase):
         self.assertIn('No regression beyond 1%', result.stdout)
         self.assertRegex(result.stdout, r'change +±unc +p +status')
         self.assertRegex(result.stdout,
-                         r'mpi_host/bytes:8 .* \+3\.0% +3\.54% +- +same')
+                         rf'{PP}/bytes:8 .* \+3\.0% +3\.54% +- +same')
         self.assertIn('4 rows without repetitions judged by the uncertainty '
                       'the runs stated', result.stdout)
         code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1')
-        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        row = self.rows_by_name(report)[f'{PP}/bytes:8']
         self.assertEqual((code, row['status'], row['judged_by']),
                          (0, 'same', 'uncertainty'))
         self.assertAlmostEqual(row['change'], 0.03)
@@ -454,12 +461,12 @@ class StatedUncertaintyTest(CompareToolCase):
         stripped = self.write('stripped.json', doc)
         result = self.run_tool(CI_BASE, stripped, '--threshold', '1')
         self.assertEqual(result.returncode, 1)
-        self.assertIn('2 regressions beyond 1%: mpi_host/bytes:8, '
-                      'mpi_host/bytes:65536', result.stdout)
+        self.assertIn(f'2 regressions beyond 1%: {PP}/bytes:8, '
+                      f'{PP}/bytes:65536', result.stdout)
         self.assertNotIn('±unc', result.stdout)
         self.assertIn('Significance unknown for 4 rows', result.stdout)
         _, report = self.report(CI_BASE, stripped, '--threshold', '1')
-        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        row = self.rows_by_name(report)[f'{PP}/bytes:8']
         self.assertEqual((row['status'], row['judged_by']),
                          ('slower', 'threshold'))
         self.assertIsNone(row['uncertainty_percent'])
@@ -471,7 +478,7 @@ class StatedUncertaintyTest(CompareToolCase):
                               self.single(1.12, 1.0, 0))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn('1 regression beyond 5%: mpi_host/bytes:8',
+        self.assertIn(f'1 regression beyond 5%: {PP}/bytes:8',
                       result.stdout)
         self.assertRegex(result.stdout, r'\+12\.0% +1\.41% +- +slower')
         code, report = self.report(base, new)
@@ -479,7 +486,7 @@ class StatedUncertaintyTest(CompareToolCase):
         self.assertEqual((code, row['status'], row['judged_by']),
                          (1, 'slower', 'uncertainty'))
         self.assertAlmostEqual(row['uncertainty_percent'], math.sqrt(2))
-        self.assertEqual(report['regressions'], ['mpi_host/bytes:8'])
+        self.assertEqual(report['regressions'], [f'{PP}/bytes:8'])
 
     def test_improvement_beyond_uncertainty_is_faster(self):
         code, report = self.report(*self.pair(self.single(1.0, 1.0),
@@ -533,16 +540,16 @@ class StatedUncertaintyTest(CompareToolCase):
         # mpi_host/bytes:65536: +2.5%, ci95_pct 3.1 and 2.9, time-limited.
         result = self.run_tool(CI_BASE, CI_NEW, '--threshold', '1')
         self.assertRegex(result.stdout,
-                         r'mpi_host/bytes:65536 .* \+2\.5% +4\.24%\* +- +same')
+                         rf'{PP}/bytes:65536 .* \+2\.5% +4\.24%\* +- +same')
         self.assertIn('1 row marked * under ±unc was time-limited',
                       result.stdout)
         markdown = self.run_tool(CI_BASE, CI_NEW, '--format', 'markdown')
         self.assertIn('| +2.5% | 4.24%\\* | - | same |', markdown.stdout)
         _, report = self.report(CI_BASE, CI_NEW)
-        row = self.rows_by_name(report)['mpi_host/bytes:65536']
+        row = self.rows_by_name(report)[f'{PP}/bytes:65536']
         self.assertEqual((row['base_time_limited'], row['new_time_limited']),
                          (True, True))
-        self.assertFalse(self.rows_by_name(report)['mpi_host/bytes:8']
+        self.assertFalse(self.rows_by_name(report)[f'{PP}/bytes:8']
                          ['new_time_limited'])
 
     def test_time_limited_row_beyond_its_uncertainty_is_slower(self):
@@ -564,10 +571,10 @@ class StatedUncertaintyTest(CompareToolCase):
             self.assertIsNone(row['uncertainty_percent'])
             self.assertIsNone(row['new_ci95_pct'])
         self.assertEqual(self.statuses(report), {
-            'mpi_host/bytes:8': 'slower', 'mpi_host/bytes:4096': 'same',
-            'mpi_host/bytes:65536': 'slower',
-            'mpi_host/bytes:262144': 'same'})
-        self.assertIsNone(self.rows_by_name(report)['mpi_host/bytes:65536']
+            f'{PP}/bytes:8': 'slower', f'{PP}/bytes:4096': 'same',
+            f'{PP}/bytes:65536': 'slower',
+            f'{PP}/bytes:262144': 'same'})
+        self.assertIsNone(self.rows_by_name(report)[f'{PP}/bytes:65536']
                           ['new_time_limited'])
 
     def test_hostile_ci95_values_never_crash(self):
@@ -613,7 +620,7 @@ class StatedUncertaintyTest(CompareToolCase):
     def test_bandwidth_metric_uses_the_same_uncertainty(self):
         code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1',
                                    '--metric', 'bandwidth')
-        row = self.rows_by_name(report)['mpi_host/bytes:8']
+        row = self.rows_by_name(report)[f'{PP}/bytes:8']
         self.assertEqual((code, row['status'], row['judged_on']),
                          (0, 'same', 'GB/s'))
         self.assertAlmostEqual(row['uncertainty_percent'], 3.54, places=2)
@@ -705,7 +712,7 @@ class MetricTest(CompareToolCase):
         code, report = self.report(base, new, '--filter', 'bytes:(8|4096)$')
         self.assertEqual(code, 0)
         self.assertEqual(list(self.statuses(report)),
-                         ['mpi_host/bytes:8', 'mpi_host/bytes:4096'])
+                         [f'{PP}/bytes:8', f'{PP}/bytes:4096'])
 
 
 class MachineTest(CompareToolCase):
@@ -823,13 +830,13 @@ class OutputFormatTest(CompareToolCase):
         self.assertEqual(lines[0], '### xferbench compare')
         self.assertIn('| benchmark | n | base time | new time | base GB/s | '
                       'new GB/s | change | p | status |', lines)
-        self.assertIn('| mpi_host/bytes:8 | 5v5 | 351.9 ns | 351.9 ns | '
+        self.assertIn(f'| {PP}/bytes:8 | 5v5 | 351.9 ns | 351.9 ns | '
                       '0.02273 | 0.02273 | +0.0% | 1.000 | same |', lines)
 
     def test_text_table_shows_time_and_bandwidth(self):
         result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
         self.assertRegex(result.stdout,
-                         r'mpi_host/bytes:1048576 +5v5 +110.2 us +110.2 us '
+                         rf'{PP}/bytes:1048576 +5v5 +110.2 us +110.2 us '
                          r'+9.513 +9.513 +\+0.0% +1.000 +same')
 
     def test_tool_runs_as_an_executable(self):
@@ -903,6 +910,110 @@ class NamingTest(unittest.TestCase):
             'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:268435456'),
             268435456)
         self.assertIsNone(compare.message_bytes('BM_memcpy/4096'))
+
+
+class ExchangeModeNameTest(CompareToolCase):
+    """Ping-pong rows named before exchange modes match mode:pingpong."""
+
+    STAGED = 'mpi_staged/host:pinned/mode:sequential'
+
+    def test_legacy_file_compares_with_modern_file_row_by_row(self):
+        result = self.run_tool(MODES_LEGACY, MODES_MODERN)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn('1 regression beyond 5%: '
+                      'nccl_sendrecv/mode:pingpong/bytes:65536', result.stdout)
+        self.assertIn(f'base file {MODES_LEGACY} (6 rows): matched and shown '
+                      'as mode:pingpong', result.stdout)
+        _, report = self.report(MODES_LEGACY, MODES_MODERN)
+        statuses = self.statuses(report)
+        self.assertNotIn('missing', statuses.values())
+        matched = {name for name, status in statuses.items()
+                   if status != 'new'}
+        self.assertEqual(matched, {
+            f'{path}/bytes:{size}'
+            for path in (PP, 'mpi_cuda_aware/mode:pingpong',
+                         'nccl_sendrecv/mode:pingpong', self.STAGED)
+            for size in (8, 65536)})
+        for row in report['rows']:
+            if row['status'] != 'new':
+                self.assertEqual((row['base']['n'], row['new']['n']), (1, 1))
+                self.assertEqual(row['judged_by'], 'uncertainty')
+
+    def test_modern_base_and_legacy_new_show_the_modern_name(self):
+        _, report = self.report(MODES_MODERN, MODES_LEGACY)
+        statuses = self.statuses(report)
+        self.assertEqual(statuses[f'{PP}/bytes:8'], 'same')
+        self.assertEqual(statuses['nccl_sendrecv/mode:pingpong/bytes:65536'],
+                         'faster')
+        self.assertFalse([n for n in statuses if '/mode:' not in n])
+        self.assertEqual(statuses['mpi_host/mode:stream/bytes:8'], 'missing')
+
+    def test_mpi_staged_names_are_untouched(self):
+        _, report = self.report(MODES_LEGACY, MODES_MODERN)
+        names = [row['name'] for row in report['rows']]
+        self.assertIn(f'{self.STAGED}/bytes:8', names)
+        self.assertFalse([n for n in names
+                          if n.startswith('mpi_staged/')
+                          and 'pingpong' in n])
+        name = 'mpi_staged/bytes:8/manual_time'  # a staged row, no mode
+        code, report = self.report(*self.pair(iteration_rows(name, 2.0),
+                                              iteration_rows(name, 2.0)))
+        self.assertEqual(self.statuses(report), {'mpi_staged/bytes:8': 'same'})
+        self.assertEqual(report['notes'], [])
+
+    def test_stream_rows_never_match_ping_pong_rows(self):
+        legacy = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
+        for mode in ('mode:stream', 'mode:bidir', 'mode:stream/pairs:2',
+                     'mode:pingpong/pairs:2'):
+            with self.subTest(mode=mode):
+                modern = iteration_rows(f'mpi_host/{mode}/bytes:8/manual_time',
+                                        0.35)
+                result = self.run_tool(*self.pair(legacy, modern))
+                self.assertEqual(result.returncode, 2, result.stdout)
+                self.assertIn('no benchmark rows in common', result.stderr)
+        modern = iteration_rows('mpi_host/mode:stream/bytes:8/manual_time',
+                                0.12)
+        modern += iteration_rows(f'{PP}/bytes:8/manual_time', 0.35)
+        _, report = self.report(*self.pair(legacy, modern))
+        self.assertEqual(self.statuses(report), {
+            f'{PP}/bytes:8': 'same', 'mpi_host/mode:stream/bytes:8': 'new'})
+
+    def test_a_filter_for_older_names_still_selects_their_rows(self):
+        for pattern in ('^mpi_host/bytes:8$', f'^{PP}/bytes:8$'):
+            with self.subTest(filter=pattern):
+                _, report = self.report(MODES_LEGACY, MODES_MODERN,
+                                        '--filter', pattern)
+                self.assertEqual(self.statuses(report),
+                                 {f'{PP}/bytes:8': 'same'})
+
+    def test_files_with_modes_get_no_renaming_note(self):
+        result = self.run_tool(MODES_MODERN, MODES_MODERN)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn('without an exchange mode', result.stdout)
+
+    def test_canonical_name(self):
+        cases = {
+            'mpi_host/bytes:8': f'{PP}/bytes:8',
+            'mpi_cuda_aware/bytes:65536':
+                'mpi_cuda_aware/mode:pingpong/bytes:65536',
+            'nccl_sendrecv/bytes:4096': 'nccl_sendrecv/mode:pingpong/'
+                                        'bytes:4096',
+            f'{PP}/bytes:8': f'{PP}/bytes:8',
+            'mpi_host/mode:stream/pairs:2/bytes:8':
+                'mpi_host/mode:stream/pairs:2/bytes:8',
+            'mpi_staged/host:pinned/mode:sequential/bytes:8':
+                'mpi_staged/host:pinned/mode:sequential/bytes:8',
+            'mpi_staged/bytes:8': 'mpi_staged/bytes:8',
+            'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8':
+                'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8',
+            'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:8':
+                'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:8',
+            'BM_memcpy/8': 'BM_memcpy/8',
+            'mpi_host_x/bytes:8': 'mpi_host_x/bytes:8',
+        }
+        for name, expected in cases.items():
+            with self.subTest(name=name):
+                self.assertEqual(compare.canonical_name(name), expected)
 
 
 class RealRunTest(CompareToolCase):

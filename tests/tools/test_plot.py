@@ -22,12 +22,18 @@ FIXTURES = os.path.join(REPO, "tests", "fixtures", "plot")
 SWEEP = os.path.join(FIXTURES, "mpi_host_sweep.json")
 ALL_PAIRS = os.path.join(FIXTURES, "memcpy_peer_allpairs_4gpu.json")
 FAILED_ROW = os.path.join(FIXTURES, "host_staging_failed_row.json")
+# mpi_host and nccl_sendrecv in mode:pingpong, stream, bidir (mpi_host also
+# stream with pairs:2), and mpi_staged sequential and pipelined; 4 ranks.
+MODES = os.path.join(FIXTURES, "exchange_modes_4rank.json")
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 NEEDS_MATPLOTLIB = unittest.skipUnless(
     HAVE_MATPLOTLIB, f"matplotlib not importable by {sys.executable} "
     "(apt-get install python3-matplotlib)")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Rows named mpi_host/bytes:N (before exchange modes) measured ping-pong:
+# their series is mpi_host/mode:pingpong.
+MPI_PP = "mpi_host/mode:pingpong"
 
 
 def load_tool():
@@ -136,6 +142,12 @@ class CurvePlotTest(ToolTestCase):
         result = self.run_tool(SWEEP, "--filter", "^nccl", "-o", "x.png")
         self.assertExit(result, 2, "no series match --filter")
         self.assertFalse(os.path.exists(self.path("x.png")))
+
+    def test_panels_path_png(self):
+        result = self.run_tool(MODES, SWEEP, "--panels", "path",
+                               "--reference", "-o", "panels.png")
+        self.assertExit(result, 0)
+        self.assertGreater(png_size(self.path("panels.png"))[0], 0)
 
     def test_matrix_heatmap_png(self):
         result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png")
@@ -260,6 +272,10 @@ class BadInputTest(ToolTestCase):
         self.assertExit(self.run_tool(SWEEP, "-o", "plot.txt"), 2,
                         "plot.txt", ".png")
 
+    def test_unknown_panels_value(self):
+        self.assertExit(self.run_tool(SWEEP, "--panels", "mode", "-o",
+                                      "x.png"), 2, "--panels")
+
     def test_curves_need_an_output(self):
         self.assertExit(self.run_tool(SWEEP), 2, "-o")
 
@@ -320,8 +336,8 @@ class LoadingTest(ToolTestCase):
         self.assertEqual(doc["benchmarks"][1]["label"], "nan inf")
         series, _ = plot.series_points(doc)
         # Non-finite counters fall back to real_time; bandwidth is unknown.
-        self.assertEqual(series["mpi_host"][8], (None, 0.5))
-        self.assertEqual(series["mpi_host"][16], (None, 1.5))
+        self.assertEqual(series[MPI_PP][8], (None, 0.5))
+        self.assertEqual(series[MPI_PP][16], (None, 1.5))
 
     def test_median_of_repetitions_ignores_aggregates(self):
         name = "mpi_host/bytes:1024/manual_time"
@@ -331,7 +347,7 @@ class LoadingTest(ToolTestCase):
                            run_name=name, run_type="aggregate",
                            aggregate_name="median"))
         series, _ = self.series_of(rows)
-        gbps, latency = series["mpi_host"][1024]
+        gbps, latency = series[MPI_PP][1024]
         self.assertEqual(gbps, 5.0)
         self.assertAlmostEqual(latency, 1024 / 5.0 / 1e3)
 
@@ -342,14 +358,14 @@ class LoadingTest(ToolTestCase):
                 for agg, g in (("mean", 3.0), ("median", 2.0),
                                ("stddev", 0.5))]
         series, _ = self.series_of(rows)
-        self.assertEqual(series["mpi_host"][64][0], 2.0)
+        self.assertEqual(series[MPI_PP][64][0], 2.0)
 
     def test_fallbacks_bytes_per_second_and_real_time(self):
         row = {"name": "nccl_sendrecv/bytes:4096/manual_time",
                "run_type": "iteration", "real_time": 2500.0,
                "time_unit": "ns", "bytes_per_second": 1.6384e9}
         series, _ = self.series_of([row])
-        gbps, latency = series["nccl_sendrecv"][4096]
+        gbps, latency = series["nccl_sendrecv/mode:pingpong"][4096]
         self.assertAlmostEqual(gbps, 1.6384)
         self.assertEqual(latency, 2.5)
 
@@ -360,8 +376,8 @@ class LoadingTest(ToolTestCase):
                 {"name": "nccl_sendrecv/bytes:8/manual_time",
                  "skipped": True, "skip_message": "no GPU"}]
         series, failed = self.series_of(rows)
-        self.assertEqual(list(series), ["mpi_host"])
-        self.assertEqual(list(series["mpi_host"]), [8])
+        self.assertEqual(list(series), [MPI_PP])
+        self.assertEqual(list(series[MPI_PP]), [8])
         self.assertEqual(len(failed), 2)
         self.assertIn("boom", failed[0])
 
@@ -381,6 +397,172 @@ class LoadingTest(ToolTestCase):
         self.assertEqual(plot.parse_size("268435456"), 268435456)
         self.assertEqual(plot.parse_size("1G"), 1 << 30)
         self.assertEqual(plot.parse_size("8"), 8)
+
+
+class StyleTest(unittest.TestCase):
+    """Colour per path, line style per mode or variant, marker per pair."""
+
+    KEYS = ["mpi_host/mode:pingpong", "mpi_host/mode:stream",
+            "mpi_host/mode:bidir", "mpi_host/mode:stream/pairs:2",
+            "nccl_sendrecv/mode:pingpong", "nccl_sendrecv/mode:stream",
+            "mpi_staged/host:pinned/mode:sequential",
+            "mpi_staged/host:pinned/mode:pipelined"]
+
+    def test_one_colour_per_path_and_a_line_style_per_mode(self):
+        styles = plot.series_styles(self.KEYS)
+        host = [styles[k] for k in self.KEYS if k.startswith("mpi_host/")]
+        self.assertEqual({s.color for s in host}, {styles[self.KEYS[0]].color})
+        colors = {styles[k].color for k in self.KEYS}
+        self.assertEqual(len(colors), 3)
+        modes = [styles[f"mpi_host/mode:{m}"].linestyle
+                 for m in ("pingpong", "stream", "bidir")]
+        self.assertEqual(len(set(modes)), 3)
+        self.assertEqual(modes[0], "-")  # ping-pong is the solid line
+        nccl = [styles[f"nccl_sendrecv/mode:{m}"].linestyle
+                for m in ("pingpong", "stream")]
+        self.assertEqual(nccl, modes[:2])  # the same mode, the same style
+
+    def test_pair_count_changes_the_marker_not_the_line_style(self):
+        styles = plot.series_styles(self.KEYS)
+        one, two = (styles["mpi_host/mode:stream"],
+                    styles["mpi_host/mode:stream/pairs:2"])
+        self.assertEqual((one.color, one.linestyle),
+                         (two.color, two.linestyle))
+        self.assertNotEqual(one.marker, two.marker)
+
+    def test_a_path_keeps_its_colour_whatever_else_is_drawn(self):
+        alone = plot.series_styles(["nccl_sendrecv/mode:pingpong"])
+        mixed = plot.series_styles(self.KEYS)
+        key = "nccl_sendrecv/mode:pingpong"
+        self.assertEqual(alone[key], mixed[key])
+        odd = plot.series_styles(["zz_path/x:1", "aa_path/x:1"] + self.KEYS)
+        self.assertNotIn(odd["zz_path/x:1"].color,
+                         {odd[k].color for k in self.KEYS})
+        self.assertNotEqual(odd["zz_path/x:1"].color,
+                            odd["aa_path/x:1"].color)
+
+    def test_every_series_of_a_path_looks_different(self):
+        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
+        styles = plot.series_styles(series)
+        looks = {(s.color, s.linestyle, s.marker) for s in styles.values()}
+        self.assertEqual(len(looks), len(series))  # 24 memcpy_peer series
+
+    def test_runs_differ_by_marker_fill_and_shade_only(self):
+        style = plot.series_styles(self.KEYS)["mpi_host/mode:stream"]
+        first, second = plot.line_kwargs(style, 0), plot.line_kwargs(style, 1)
+        for same in ("linestyle", "marker"):
+            self.assertEqual(first[same], second[same])
+        self.assertEqual(first["color"], style.color)
+        self.assertNotEqual(first["fillstyle"], second["fillstyle"])
+        self.assertNotEqual(first["color"], second["color"])
+        self.assertEqual(plot.shade("#204080", 0.5), "#90a0c0")
+        self.assertEqual(plot.shade("#204080", -0.5), "#102040")
+
+    def test_only_stream_and_bidir_are_left_off_latency(self):
+        thrown = [k for k in self.KEYS if plot.is_throughput_only(k)]
+        self.assertEqual(thrown, [
+            "mpi_host/mode:stream", "mpi_host/mode:bidir",
+            "mpi_host/mode:stream/pairs:2", "nccl_sendrecv/mode:stream"])
+
+    def test_legacy_names_are_the_ping_pong_series(self):
+        cases = {
+            "mpi_host/bytes:8/manual_time": (MPI_PP, 8),
+            "mpi_cuda_aware/bytes:64/manual_time":
+                ("mpi_cuda_aware/mode:pingpong", 64),
+            "mpi_host/mode:stream/pairs:2/bytes:8/manual_time":
+                ("mpi_host/mode:stream/pairs:2", 8),
+            "mpi_staged/host:pinned/mode:sequential/bytes:8/manual_time":
+                ("mpi_staged/host:pinned/mode:sequential", 8),
+            "mpi_staged/bytes:8/manual_time": ("mpi_staged", 8),
+        }
+        for name, expected in cases.items():
+            with self.subTest(name=name):
+                self.assertEqual(plot.split_name(name), expected)
+
+    def test_filter_for_the_older_name_selects_the_ping_pong_series(self):
+        for pattern in ("^mpi_host$", "^mpi_host/mode:pingpong$"):
+            with self.subTest(filter=pattern):
+                runs = plot.load_runs([MODES, SWEEP])
+                plot.filter_series(runs, plot.re.compile(pattern))
+                self.assertEqual([list(run.series) for run in runs],
+                                 [[MPI_PP], [MPI_PP]])
+        self.assertIsNone(plot.legacy_key("mpi_staged/mode:pingpong"))
+
+    def test_panel_layout_has_one_column_per_path(self):
+        runs = plot.load_runs([MODES, SWEEP])
+        panels = plot.panel_layout(runs, "path")
+        self.assertEqual([p.title for p in panels],
+                         ["mpi_host", "nccl_sendrecv", "mpi_staged"])
+        self.assertEqual(panels[0].keys, [
+            MPI_PP, "mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2",
+            "mpi_host/mode:bidir"])
+        shared = plot.panel_layout(runs)
+        self.assertEqual(len(shared), 1)
+        self.assertEqual(shared[0].keys, [k for p in panels for k in p.keys])
+
+
+@NEEDS_MATPLOTLIB
+class FigureLayoutTest(unittest.TestCase):
+    """The figure the curves are drawn on, built in this process (Agg)."""
+
+    def figure(self, files, panels="none", references=False):
+        pyplot = plot.import_pyplot()
+        fig = plot.build_curves_figure(pyplot, plot.load_runs(files),
+                                       references, panels)
+        self.addCleanup(pyplot.close, fig)
+        return fig
+
+    def lines(self, ax):
+        return [line for line in ax.get_lines()
+                if not line.get_label().startswith("theoretical")]
+
+    def test_panels_path_draws_two_axes_per_path(self):
+        fig = self.figure([MODES, SWEEP, ALL_PAIRS], "path")
+        axes = plot.panel_axes(fig)
+        self.assertEqual(len(axes), 2 * 4)
+        titles = [ax.get_title() for ax in axes]
+        for path in ("mpi_host", "nccl_sendrecv", "mpi_staged",
+                     "memcpy_peer"):
+            self.assertEqual(sum(t.startswith(path + ":") for t in titles),
+                             2, titles)
+
+    def test_default_draws_one_pair_of_axes(self):
+        fig = self.figure([MODES, SWEEP])
+        self.assertEqual(len(fig.axes), 2)
+
+    def test_latency_axes_leave_out_stream_and_bidir(self):
+        ax_bw, ax_lat = self.figure([MODES]).axes
+        self.assertEqual(len(self.lines(ax_bw)), 9)
+        labels = [line.get_label() for line in self.lines(ax_lat)]
+        self.assertEqual(len(labels), 4)
+        self.assertFalse([label for label in labels
+                          if "stream" in label or "bidir" in label])
+        notes = [text.get_text() for text in ax_lat.texts]
+        self.assertTrue(any(n.startswith("5 stream/bidir series not shown")
+                            for n in notes), notes)
+
+    def test_overlaid_runs_share_colour_and_line_style(self):
+        ax_bw, _ = self.figure([MODES, SWEEP]).axes
+        ping = [line for line in ax_bw.get_lines()
+                if line.get_label().startswith(MPI_PP + "  [")]
+        self.assertEqual(len(ping), 2)  # the legacy run's mpi_host too
+        first, second = ping
+        self.assertEqual(first.get_linestyle(), second.get_linestyle())
+        self.assertEqual(first.get_marker(), second.get_marker())
+        self.assertNotEqual(first.get_fillstyle(), second.get_fillstyle())
+
+    def test_panel_with_only_stream_rows_says_why_latency_is_empty(self):
+        runs = plot.load_runs([MODES])
+        plot.filter_series(runs, plot.re.compile("stream"))
+        pyplot = plot.import_pyplot()
+        fig = plot.build_curves_figure(pyplot, runs, False, "path")
+        self.addCleanup(pyplot.close, fig)
+        latency = [ax for ax in plot.panel_axes(fig)
+                   if "latency" in ax.get_title()]
+        self.assertEqual(len(latency), 2)
+        for ax in latency:
+            self.assertEqual(ax.get_lines(), [])
+            self.assertIn("not a latency", ax.texts[0].get_text())
 
 
 class ReferenceLineTest(unittest.TestCase):
