@@ -75,11 +75,11 @@ HostSlots::HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::
     : traffic_(traffic), slots_(slots), bytes_(bytes), seed_(row_seed) {
   const std::size_t total = bytes * static_cast<std::size_t>(slots);
   if (traffic.sends) {
-    send_.resize(total);
+    send_.reset(new char[total]);
     for (int s = 0; s < slots; ++s)
       fill_pattern(send().at(s), bytes, slot_seed(seed_, s, traffic.sends_as_leader));
   }
-  if (traffic.receives) recv_.resize(total);
+  if (traffic.receives) recv_.reset(new char[total]);
 }
 
 void HostSlots::poison() {

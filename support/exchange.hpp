@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,8 +73,8 @@ Traffic traffic_of(Mode mode, const PairRole& role);
 class HostSlots {
  public:
   HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::uint64_t row_seed);
-  SlotView send() { return {send_.data(), bytes_, slots_}; }
-  SlotView recv() { return {recv_.data(), bytes_, slots_}; }
+  SlotView send() { return {send_.get(), bytes_, slots_}; }
+  SlotView recv() { return {recv_.get(), bytes_, slots_}; }
   // Before every timed pass: only that pass can make validation succeed.
   void poison();
   // Throws xfer::Error naming the slot unless every receive slot holds its pattern.
@@ -85,8 +86,9 @@ class HostSlots {
   int slots_;
   std::size_t bytes_;
   std::uint64_t seed_;
-  std::vector<char> send_;
-  std::vector<char> recv_;
+  // Left uninitialised: the pattern or the poison is their first touch, not a zero fill.
+  std::unique_ptr<char[]> send_;
+  std::unique_ptr<char[]> recv_;
 };
 
 class MpiExchange {
