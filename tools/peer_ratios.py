@@ -66,9 +66,10 @@ def xfer_rows(command, session_dir):
     out = next((w.split("=", 1)[1] for w in command if w.startswith("--benchmark_out=")), None)
     if out is None or "xferbench" not in " ".join(command):
         return None
-    path = out if os.path.exists(out) else os.path.join(session_dir, "json",
-                                                          os.path.basename(out))
-    if not os.path.exists(path):
+    base = os.path.basename(out)
+    path = next((p for p in (out, os.path.join(session_dir, "json", base),
+                             os.path.join(session_dir, base)) if os.path.exists(p)), None)
+    if path is None:
         return {}
     with open(path, encoding="utf-8") as f:
         document = json.load(f)
