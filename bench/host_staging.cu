@@ -22,6 +22,7 @@
 #include <string>
 
 #include "gpu/copy_plan.hpp"
+#include "gpu/copy_row.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/device_pattern.hpp"
 #include "gpu/devices.hpp"
@@ -76,7 +77,7 @@ class StagedCopy {
 
   // Poisons GPU b's buffer, and the host buffer with it: an upload that ran ahead of its
   // download would deliver poison, not a stale copy of the right data.
-  void poison_destination() {
+  void poison() {
     gpu::poison_device(dst_.data(), bytes_, seed_, stream_b_.get());
     XFER_CUDA_CHECK(
         cudaMemcpyAsync(host_, dst_.data(), bytes_, cudaMemcpyDeviceToHost, stream_b_.get()));
@@ -157,30 +158,8 @@ class StagedCopy {
 // `may_hold` is the family's: once queueing blocked behind a hold, the family times unheld.
 void staging_row(benchmark::State& state, const Harness& h, const Row& row, const StagingFamily& f,
                  bool& may_hold) {
-  const bool mine = h.world.is_root();  // one process copies; the others agree
   const std::string where =
       "GPU " + std::to_string(f.src) + " -> host -> GPU " + std::to_string(f.dst);
-
-  // Once per row: buffers, streams and the pattern on GPU a, then warm-up copies.
-  auto* copy = setup_once<std::optional<StagedCopy>>(
-      state, h, row,
-      [&] {
-        auto made = std::make_unique<std::optional<StagedCopy>>();
-        if (mine) gpu::with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
-        return made;
-      },
-      [&](std::optional<StagedCopy>& made) {
-        if (mine)
-          gpu::with_context(where, [&] { made->warm_up(warmup_for(h.config, row.bytes)); });
-      });
-  if (!copy) return;
-
-  // Every timed pass starts from poison: only its own copies can make validation pass.
-  if (!all_ok(state, h, row, "poison", [&] {
-        if (mine) gpu::with_context(where, [&] { (*copy)->poison_destination(); });
-      }))
-    return;
-
   // Bandwidth: a batch of copies per clock reading; pinned batches are held until queued
   // where they are short enough to hold (copy_plan.hpp: plan_batch).
   gpu::BatchPlan timing{1, false};  // timing:latency: one copy, host clock
@@ -189,25 +168,7 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
                                         gpu::staging_operations_per_copy(row.bytes, f.pipelined), 2)
                       : gpu::BatchPlan{batch_for(row.bytes), false};
   }
-  const std::int64_t batch = timing.batch;
-  Measurement m;
-  if (!measure(
-          state, h, row, batch, mine,
-          [&] {
-            if (!mine) return 0.0;
-            return gpu::with_context(where, [&] {
-              return gpu::time_copies(**copy, f.latency, batch, timing.hold, may_hold, row.name);
-            });
-          },
-          m))
-    return;
-
-  if (!all_ok(state, h, row, "validate", [&] {
-        if (mine) gpu::with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
-      }))
-    return;
-
-  report_row(state, row, m, batch);
+  gpu::copy_row<StagedCopy>(state, h, row, f, where, timing, may_hold);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gpu/copy_plan.hpp"
+#include "gpu/copy_row.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/device_pattern.hpp"
 #include "gpu/devices.hpp"
@@ -80,7 +81,7 @@ class PeerCopy {
     stream_a_.synchronize();
   }
 
-  void poison_destinations() {
+  void poison() {
     gpu::poison_device(dst_b_.data(), bytes_, seed_, stream_b_.get());
     if (f_.bidirectional) gpu::poison_device(dst_a_.data(), bytes_, reverse_seed_, stream_a_.get());
     stream_a_.synchronize();
@@ -157,31 +158,9 @@ class PeerCopy {
 };
 
 // `may_hold` is the family's: once queueing blocked behind a hold, the family times unheld.
-void copy_row(benchmark::State& state, const Harness& h, const Row& row, const PeerFamily& f,
+void peer_row(benchmark::State& state, const Harness& h, const Row& row, const PeerFamily& f,
               bool& may_hold) {
-  const bool mine = h.world.is_root();  // one process copies; the others agree
   const std::string where = "GPU " + std::to_string(f.src) + " -> GPU " + std::to_string(f.dst);
-
-  // Once per row: peer access, buffers, streams and patterns, then warm-up copies.
-  auto* copy = setup_once<std::optional<PeerCopy>>(
-      state, h, row,
-      [&] {
-        auto made = std::make_unique<std::optional<PeerCopy>>();
-        if (mine) gpu::with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
-        return made;
-      },
-      [&](std::optional<PeerCopy>& made) {
-        if (mine)
-          gpu::with_context(where, [&] { made->warm_up(warmup_for(h.config, row.bytes)); });
-      });
-  if (!copy) return;
-
-  // Every timed pass starts from poison: only its own copies can make validation pass.
-  if (!all_ok(state, h, row, "poison", [&] {
-        if (mine) gpu::with_context(where, [&] { (*copy)->poison_destinations(); });
-      }))
-    return;
-
   // Bandwidth: a batch of copies per clock reading, held until queued (a->b: 1 queued
   // operation per copy; dir:bi: 2, plus the fork and join events around the batch).
   gpu::BatchPlan timing{1, false};
@@ -190,31 +169,13 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const P
         gpu::plan_batch(batch_for(row.bytes), f.bidirectional ? 2 : 1, f.bidirectional ? 6 : 2);
     timing.hold = timing.hold && gpu::may_hold_peer_copy(f.p2p, row.bytes);
   }
-  const std::int64_t batch = timing.batch;
-  Measurement m;
-  if (!measure(
-          state, h, row, batch, mine,
-          [&] {
-            if (!mine) return 0.0;
-            return gpu::with_context(where, [&] {
-              return gpu::time_copies(**copy, f.latency, batch, timing.hold, may_hold, row.name);
-            });
-          },
-          m))
-    return;
-
-  if (!all_ok(state, h, row, "validate", [&] {
-        if (mine) gpu::with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
-      }))
-    return;
-
-  report_row(state, row, m, batch, f.bidirectional ? 2 : 1);
+  gpu::copy_row<PeerCopy>(state, h, row, f, where, timing, may_hold, f.bidirectional ? 2 : 1);
 }
 
 }  // namespace
 
 void register_memcpy_peer(Registry& registry) {
-  gpu::register_copy_families(registry, "memcpy_peer", gpu::plan_memcpy_peer, copy_row);
+  gpu::register_copy_families(registry, "memcpy_peer", gpu::plan_memcpy_peer, peer_row);
 }
 
 }  // namespace xfer

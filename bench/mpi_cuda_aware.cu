@@ -41,9 +41,11 @@ void register_mpi_cuda_aware(Registry& registry) {
     return;
   }
   for (const Mode mode : modes_of(registry.config())) {
-    registry.add("mpi_cuda_aware", exchange_family("mpi_cuda_aware", mode, registry.config()),
-                 [mode, device = gpu.device](benchmark::State& state, const Harness& h,
-                                             const Row& row) { exchange(state, h, row, mode, device); });
+    registry.add(
+        "mpi_cuda_aware", exchange_family("mpi_cuda_aware", mode, registry.config()),
+        [mode, device = gpu.device](benchmark::State& state, const Harness& h, const Row& row) {
+          exchange(state, h, row, mode, device);
+        });
   }
 }
 

@@ -8,11 +8,11 @@
 
 #include <memory>
 
+#include "device_slots.hpp"
+#include "exchange.hpp"
 #include "harness.hpp"
 #include "paths.hpp"
 #include "staging_mpi.hpp"
-#include "device_slots.hpp"
-#include "exchange.hpp"
 #include "staging_ping_pong.hpp"
 
 namespace xfer {
@@ -65,11 +65,11 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int de
       state, h, row,
       [&] {
         auto made = std::make_unique<StagedRow>();
-        made->buffers = std::make_unique<gpu::DeviceSlots>(traffic_of(Mode::PingPong, role),
-                                                           device, 1, bytes, row.seed);
+        made->buffers = std::make_unique<gpu::DeviceSlots>(traffic_of(Mode::PingPong, role), device,
+                                                           1, bytes, row.seed);
         if (role.active())
-          made->staging = std::make_unique<gpu::MpiStaging>(
-              world, device, made->buffers->stream(), bytes, variant.host, variant.mode);
+          made->staging = std::make_unique<gpu::MpiStaging>(world, device, made->buffers->stream(),
+                                                            bytes, variant.host, variant.mode);
         return made;
       },
       [&](StagedRow& made) {
@@ -87,13 +87,16 @@ void ping_pong(benchmark::State& state, const Harness& h, const Row& row, int de
   Measurement m;
   if (!measure(
           state, h, row, batch, role.leader,
-          [&] { return host_timed(batch, [&] { round_trip(role, *r); }, nullptr, 2); }, m))
+          [&] {
+            return host_timed(
+                batch, [&] { round_trip(role, *r); }, nullptr, 2);
+          },
+          m))
     return;
 
   // The peer checks what arrived on its GPU, the leader what came back to its GPU.
-  if (!all_ok(state, h, row, "validate", [&] {
-        r->buffers->validate(corrupt_here(h, row) && role.active() && !role.leader);
-      }))
+  if (!all_ok(state, h, row, "validate",
+              [&] { r->buffers->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
     return;
 
   report_row(state, row, m, batch, 1, static_cast<int>(h.config.rank_pairs.size()));

@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <memory>
 
-#include "harness.hpp"
-#include "nccl_comm.hpp"
-#include "paths.hpp"
 #include "device_slots.hpp"
 #include "exchange_row.hpp"
+#include "harness.hpp"
+#include "nccl_comm.hpp"
 #include "nccl_exchange.hpp"
+#include "paths.hpp"
 #include "staging_ping_pong.hpp"
 
 namespace xfer {
@@ -32,11 +32,10 @@ void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mo
             *comm, role_of(h.config.rank_pairs, h.world.rank()), row.bytes);
       }))
     return;
-  exchange_row<gpu::DeviceSlots>(state, h, row, mode, *nccl,
-                                 [&](const Traffic& traffic, int slots) {
-                                   return std::make_unique<gpu::DeviceSlots>(
-                                       traffic, device, slots, row.bytes, row.seed);
-                                 });
+  exchange_row<gpu::DeviceSlots>(
+      state, h, row, mode, *nccl, [&](const Traffic& traffic, int slots) {
+        return std::make_unique<gpu::DeviceSlots>(traffic, device, slots, row.bytes, row.seed);
+      });
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "error.hpp"
@@ -100,9 +100,10 @@ const std::vector<Flag>& flags() {
        "pingpong (latency; the default), stream (sustained bandwidth), bidir (both ways at "
        "once): for mpi_host, mpi_cuda_aware and nccl_sendrecv",
        [](Config& c, const std::string& f, const std::string& v) {
-         c.modes = v == "all" ? std::vector<std::string>{"pingpong", "stream", "bidir"}
-                              : split_list(v);
-         if (c.modes.empty()) throw UsageError(f + "='" + v + "': expected pingpong, stream, bidir or all");
+         c.modes =
+             v == "all" ? std::vector<std::string>{"pingpong", "stream", "bidir"} : split_list(v);
+         if (c.modes.empty())
+           throw UsageError(f + "='" + v + "': expected pingpong, stream, bidir or all");
          for (const auto& m : c.modes) {
            if (m != "pingpong" && m != "stream" && m != "bidir")
              throw UsageError(f + ": unknown mode '" + m +
@@ -314,8 +315,9 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   if (const char* v = env("BENCHMARK_FORMAT")) c.display_format = v;
   const char* interleave = env("BENCHMARK_ENABLE_RANDOM_INTERLEAVING");
   if (interleave && truthy(interleave))
-    throw UsageError("BENCHMARK_ENABLE_RANDOM_INTERLEAVING: every rank must run the benchmarks "
-                     "in the same order; random interleaving is not supported");
+    throw UsageError(
+        "BENCHMARK_ENABLE_RANDOM_INTERLEAVING: every rank must run the benchmarks "
+        "in the same order; random interleaving is not supported");
   if (const char* v = env("BENCHMARK_MIN_TIME")) apply_min_time(c, "BENCHMARK_MIN_TIME", v);
 
   for (int i = 1; i < argc; ++i) {
@@ -341,8 +343,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
       continue;
     }
     if (name == "--benchmark_format") c.display_format = value;  // Google Benchmark reads it too
-    if (name == "--benchmark_enable_random_interleaving" && (eq == std::string::npos || truthy(value)))
-      throw UsageError(name + ": every rank must run the benchmarks in the same order; random "
+    if (name == "--benchmark_enable_random_interleaving" &&
+        (eq == std::string::npos || truthy(value)))
+      throw UsageError(name +
+                       ": every rank must run the benchmarks in the same order; random "
                        "interleaving is not supported");
     if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
         value != "s")
@@ -389,8 +393,7 @@ std::string harness_help() {
       << "xferbench flags (environment fallback in brackets):\n";
   for (const auto& f : flags()) {
     if (!f.test_only)
-      line(std::string("  --") + f.name + "=" + f.value,
-           std::string(f.help) + " [" + f.env + "]");
+      line(std::string("  --") + f.name + "=" + f.value, std::string(f.help) + " [" + f.env + "]");
   }
   line("  --benchmark_out=FILE", "result file, written by rank 0 only, atomically [BENCHMARK_OUT]");
   line("  --benchmark_out_format=FORMAT", "json (default), console or csv [BENCHMARK_OUT_FORMAT]");

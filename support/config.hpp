@@ -30,15 +30,15 @@ struct Config {
   std::vector<std::string> require;  // paths whose skip is a failure
   GpuPairs gpus;
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
-  int warmup = 5;          // untimed round trips / copies before a row's first timed loop
-  Precision precision;     // when a row has measured enough
-  std::string pairs = "0:1";  // --xfer_pairs as given; resolved against the world size into
+  int warmup = 5;                // untimed round trips / copies before a row's first timed loop
+  Precision precision;           // when a row has measured enough
+  std::string pairs = "0:1";     // --xfer_pairs as given; resolved against the world size into
   RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
-  int window = 64;            // messages in flight in mode:stream and mode:bidir
+  int window = 64;               // messages in flight in mode:stream and mode:bidir
   std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
-  std::vector<int> gpu_map;   // GPU per node-local rank (empty: local rank % visible GPUs)
-  double timeout_s = 600;  // watchdog: longest one benchmark run may take
-  std::string out_path;    // --benchmark_out
+  std::vector<int> gpu_map;  // GPU per node-local rank (empty: local rank % visible GPUs)
+  double timeout_s = 600;    // watchdog: longest one benchmark run may take
+  std::string out_path;      // --benchmark_out
   std::string out_format = "json";
   std::string display_format = "console";
   // Test-only switches: they make failures happen on purpose.

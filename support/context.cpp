@@ -147,8 +147,8 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
                   "; time = one-way per message; GB/s with GB = 1e9 bytes");
   std::string pairs;
   for (const auto& [a, b] : registry.config().rank_pairs) {
-    const bool inter = static_cast<std::size_t>(std::max(a, b)) < hosts.size() &&
-                       hosts[a] != hosts[b];
+    const bool inter =
+        static_cast<std::size_t>(std::max(a, b)) < hosts.size() && hosts[a] != hosts[b];
     pairs += (pairs.empty() ? "" : ", ") + std::to_string(a) + ":" + std::to_string(b) +
              (inter ? " (inter-node)" : " (intra-node)");
   }

@@ -19,9 +19,12 @@ std::vector<Mode> modes_of(const Config& config) {
 
 const char* mode_name(Mode mode) {
   switch (mode) {
-    case Mode::PingPong: return "pingpong";
-    case Mode::Stream: return "stream";
-    case Mode::Bidir: return "bidir";
+    case Mode::PingPong:
+      return "pingpong";
+    case Mode::Stream:
+      return "stream";
+    case Mode::Bidir:
+      return "bidir";
   }
   return "?";
 }
@@ -95,9 +98,9 @@ void HostSlots::validate(bool corrupt) {
     const Mismatch m =
         find_mismatches(recv().at(s), bytes_, slot_seed(seed_, s, traffic_.expects_leader));
     if (m.count == 0) continue;
-    throw Error(describe(m, bytes_) +
-                (slots_ > 1 ? " in slot " + std::to_string(s) + " of " + std::to_string(slots_)
-                            : ""));
+    throw Error(
+        describe(m, bytes_) +
+        (slots_ > 1 ? " in slot " + std::to_string(s) + " of " + std::to_string(slots_) : ""));
   }
 }
 
@@ -106,8 +109,7 @@ std::uint64_t slot_seed(std::uint64_t row_seed, int slot, bool from_leader) {
   return mix64(row_seed ^ (static_cast<std::uint64_t>(slot) << 1 | (from_leader ? 0 : 1)));
 }
 
-MpiExchange::MpiExchange(const World& world, const PairRole& role, std::size_t bytes,
-                         int tag_base)
+MpiExchange::MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base)
     : world_(world), role_(role), message_(bytes), tag_(tag_base) {}
 
 void MpiExchange::round_trip(const SlotView& send, const SlotView& recv) {

@@ -79,8 +79,10 @@ std::int64_t batch_for(std::uint64_t bytes) {
 int warmup_for(const Config& config, std::uint64_t bytes) {
   constexpr std::uint64_t kWarmupBytes = std::uint64_t{64} << 20;
   if (config.warmup == 0) return 0;
-  const std::uint64_t worth = std::max<std::uint64_t>(1, kWarmupBytes / std::max<std::uint64_t>(bytes, 1));
-  return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(config.warmup), worth));
+  const std::uint64_t worth =
+      std::max<std::uint64_t>(1, kWarmupBytes / std::max<std::uint64_t>(bytes, 1));
+  return static_cast<int>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(config.warmup), worth));
 }
 
 namespace {

@@ -10,8 +10,8 @@ namespace xfer {
 namespace {
 
 int parse_rank(const std::string& text, const std::string& flag, const std::string& whole) {
-  const bool digits = !text.empty() && text.size() < 8 &&
-                      text.find_first_not_of("0123456789") == std::string::npos;
+  const bool digits =
+      !text.empty() && text.size() < 8 && text.find_first_not_of("0123456789") == std::string::npos;
   if (!digits)
     throw UsageError(flag + "='" + whole +
                      "': expected 0:1 (the default), halves, or rank pairs like 0:2,1:3");

@@ -58,7 +58,6 @@ double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
   return it == run.counters.end() ? 0.0 : it->second.value;
 }
 
-
 std::unique_ptr<benchmark::BenchmarkReporter> make_file_reporter(const std::string& format,
                                                                  std::ostream* out,
                                                                  const std::string* context) {

@@ -33,8 +33,10 @@ Summary::Family& Summary::family(const std::string& name) {
 }
 
 void Summary::add(const RowResult& result) {
-  const std::string name = family_of(result.name) + "/bytes:" + std::to_string(bytes_of(result.name));
-  auto seen = std::find_if(rows_.begin(), rows_.end(), [&](const Seen& s) { return s.name == name; });
+  const std::string name =
+      family_of(result.name) + "/bytes:" + std::to_string(bytes_of(result.name));
+  auto seen =
+      std::find_if(rows_.begin(), rows_.end(), [&](const Seen& s) { return s.name == name; });
   if (seen == rows_.end()) {
     rows_.push_back({name, false, false});
     seen = rows_.end() - 1;
@@ -99,8 +101,8 @@ std::vector<std::string> Summary::lines(double wall_s, const std::vector<Skip>& 
   for (const auto& f : families_) width = std::max(width, f.name.size());
   char text[512];
   out.push_back("");
-  std::snprintf(text, sizeof text, "%-*s  %10s %-9s  %12s %-9s", static_cast<int>(width),
-                "summary", "peak GB/s", "at", "min latency", "at");
+  std::snprintf(text, sizeof text, "%-*s  %10s %-9s  %12s %-9s", static_cast<int>(width), "summary",
+                "peak GB/s", "at", "min latency", "at");
   out.push_back(text);
   for (const auto& f : families_) {
     if (!f.measured) {
@@ -110,10 +112,9 @@ std::vector<std::string> Summary::lines(double wall_s, const std::vector<Skip>& 
       std::snprintf(text, sizeof text, "%-*s  %10.3f %-9s  %12s", static_cast<int>(width),
                     f.name.c_str(), f.peak_gbps, format_size(f.peak_bytes).c_str(), "-");
     } else {
-      std::snprintf(text, sizeof text, "%-*s  %10.3f %-9s  %9.2f us %-9s",
-                    static_cast<int>(width), f.name.c_str(), f.peak_gbps,
-                    format_size(f.peak_bytes).c_str(), f.min_latency_us,
-                    format_size(f.min_latency_bytes).c_str());
+      std::snprintf(text, sizeof text, "%-*s  %10.3f %-9s  %9.2f us %-9s", static_cast<int>(width),
+                    f.name.c_str(), f.peak_gbps, format_size(f.peak_bytes).c_str(),
+                    f.min_latency_us, format_size(f.min_latency_bytes).c_str());
     }
     out.push_back(text);
   }

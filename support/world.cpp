@@ -102,8 +102,8 @@ World::Verdict World::agree_batch(double my_seconds, bool timing, bool my_failur
                                   double my_elapsed) const {
   // One MAX reduction carries all four: the fastest time as the largest negated one.
   constexpr double kNone = -1e300;
-  double in[4] = {timing ? my_seconds : kNone, timing ? -my_seconds : kNone,
-                  my_failure ? 1.0 : 0.0, rank_ == 0 ? my_elapsed : kNone};
+  double in[4] = {timing ? my_seconds : kNone, timing ? -my_seconds : kNone, my_failure ? 1.0 : 0.0,
+                  rank_ == 0 ? my_elapsed : kNone};
   double out[4] = {0, 0, 0, 0};
   XFER_MPI_CHECK(MPI_Allreduce(in, out, 4, MPI_DOUBLE, MPI_MAX, comm()));
   return {out[0], -out[1], out[2] > 0, out[3]};

@@ -31,13 +31,12 @@ void DeviceSlots::validate(bool corrupt) {
   if (!traffic_.receives) return;
   if (corrupt) flip_byte_device(recv_.data(), bytes_ / 2, stream_.get());
   for (int s = 0; s < slots_; ++s) {
-    const Mismatch m = count_mismatches_device(recv().at(s), bytes_,
-                                               slot_seed(seed_, s, traffic_.expects_leader),
-                                               stream_.get());
+    const Mismatch m = count_mismatches_device(
+        recv().at(s), bytes_, slot_seed(seed_, s, traffic_.expects_leader), stream_.get());
     if (m.count == 0) continue;
-    throw Error(describe(m, bytes_) +
-                (slots_ > 1 ? " in slot " + std::to_string(s) + " of " + std::to_string(slots_)
-                            : ""));
+    throw Error(
+        describe(m, bytes_) +
+        (slots_ > 1 ? " in slot " + std::to_string(s) + " of " + std::to_string(slots_) : ""));
   }
 }
 

@@ -13,11 +13,15 @@ void NcclExchange::round_trip(const SlotView& send, const SlotView& recv) {
   if (!role_.active()) return;
   const cudaStream_t s = stream_.get();
   if (role_.leader) {
-    XFER_NCCL_COMM_CHECK(comm_, ncclSend(send.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
-    XFER_NCCL_COMM_CHECK(comm_, ncclRecv(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclSend(send.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclRecv(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
   } else {
-    XFER_NCCL_COMM_CHECK(comm_, ncclRecv(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
-    XFER_NCCL_COMM_CHECK(comm_, ncclSend(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclRecv(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclSend(recv.at(0), bytes_, ncclUint8, role_.peer, comm_.get(), s));
   }
 }
 
@@ -45,8 +49,10 @@ void NcclExchange::bidir(const SlotView& send, const SlotView& recv, int window)
   const cudaStream_t s = stream_.get();
   XFER_NCCL_COMM_CHECK(comm_, ncclGroupStart());
   for (int i = 0; i < window; ++i) {
-    XFER_NCCL_COMM_CHECK(comm_, ncclRecv(recv.at(i), bytes_, ncclUint8, role_.peer, comm_.get(), s));
-    XFER_NCCL_COMM_CHECK(comm_, ncclSend(send.at(i), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclRecv(recv.at(i), bytes_, ncclUint8, role_.peer, comm_.get(), s));
+    XFER_NCCL_COMM_CHECK(comm_,
+                         ncclSend(send.at(i), bytes_, ncclUint8, role_.peer, comm_.get(), s));
   }
   XFER_NCCL_COMM_CHECK(comm_, ncclGroupEnd());
 }

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <map>
 
 #include "config.hpp"
@@ -115,9 +114,10 @@ TEST(MinTime, GoogleBenchmarkGetsATinyOneSpelledForItsVersion) {
   EXPECT_EQ(benchmark_min_time_arg(1, 7), "--benchmark_min_time=0.000001");
   EXPECT_EQ(benchmark_min_time_arg(1, 8), "--benchmark_min_time=0.000001s");
   const auto args = parse({"--benchmark_min_time=2s"}).benchmark_args;
-  EXPECT_EQ(std::count_if(args.begin(), args.end(),
-                          [](const std::string& a) { return a.rfind("--benchmark_min_time", 0) == 0; }),
-            1);
+  EXPECT_EQ(
+      std::count_if(args.begin(), args.end(),
+                    [](const std::string& a) { return a.rfind("--benchmark_min_time", 0) == 0; }),
+      1);
 }
 
 TEST(Precision, FlagsAndTheirLimits) {

@@ -12,7 +12,7 @@ TEST(T95, MatchesTheTableAndTendsToTheNormalQuantile) {
   EXPECT_NEAR(t95(1), 12.706, 1e-3);
   EXPECT_NEAR(t95(4), 2.776, 1e-3);
   EXPECT_NEAR(t95(30), 2.042, 1e-3);
-  EXPECT_NEAR(t95(40), 2.021, 1e-3);   // beyond the table: the expansion
+  EXPECT_NEAR(t95(40), 2.021, 1e-3);  // beyond the table: the expansion
   EXPECT_NEAR(t95(120), 1.980, 1e-3);
   EXPECT_NEAR(t95(100000), 1.960, 1e-3);
   EXPECT_TRUE(std::isinf(t95(0)));
