@@ -2,6 +2,8 @@
 // here), run Google Benchmark on every rank, and let rank 0 alone report.
 #include <benchmark/benchmark.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,21 @@
 #include "reporter.hpp"
 
 namespace {
+
+// SIGINT or SIGTERM (Ctrl-C, the launcher passing one on, a batch system's time limit): rank 0
+// says where the rows measured so far are (the result file holds them, marked incomplete).
+extern "C" void on_stop_signal(int signal) {
+  xfer::note_cut_short();
+  std::_Exit(128 + signal);
+}
+
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 // The launcher's rank before MPI_Init, so usage errors and --help print once.
 int launcher_rank() {
@@ -97,6 +114,7 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
 int run(int argc, char** argv, const xfer::CommandLine& cl,
         std::chrono::steady_clock::time_point started) {
   xfer::World world(&argc, &argv);
+  catch_stop_signals();
   xfer::Config config = cl.config;
   // Every rank resolves the same text against the same world size: the same answer, or the
   // same error on every rank, before any rank talks.

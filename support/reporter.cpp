@@ -1,5 +1,9 @@
 #include "reporter.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +13,17 @@
 
 namespace xfer {
 namespace {
+
+// What the run says if it is cut short (a signal, the watchdog): prepared after every partial
+// write, so that saying it needs nothing but write(2), which a signal handler may call.
+char g_partial_note[1024] = "";
+char g_temp_path[4096] = "";  // the file being written now, removed if the run dies meanwhile
+
+void copy_text(char* to, std::size_t size, const std::string& text) {
+  const std::size_t n = std::min(size - 1, text.size());
+  std::memcpy(to, text.data(), n);
+  to[n] = '\0';
+}
 
 // Google Benchmark's JSON reporter, buffered so the finished document can get our context
 // before it is written anywhere.
@@ -24,6 +39,11 @@ class ContextJsonReporter : public benchmark::JSONReporter {
     benchmark::JSONReporter::Finalize();
     *target_ << splice_context(buffer_.str(), *context_json_);
     target_->flush();
+  }
+  // The rows so far as a whole document: Google Benchmark has written everything but the
+  // closing of the benchmarks list and of the document.
+  std::string partial(const std::string& context_json) const {
+    return splice_context(buffer_.str() + "\n  ]\n}\n", context_json);
   }
 
  private:
@@ -88,6 +108,25 @@ std::string indent_continuation(const std::string& text, const std::string& pad)
 
 }  // namespace
 
+void note_cut_short() noexcept {
+  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
+  if (g_partial_note[0] != '\0') {
+    const ssize_t ignored = ::write(2, g_partial_note, std::strlen(g_partial_note));
+    (void)ignored;
+  }
+}
+
+std::string temp_path_for(const std::string& out_path) {
+  return out_path + ".tmp." + std::to_string(::getpid());
+}
+
+// /dev/null, a FIFO, a terminal: written straight to, once. Renaming a file over one of them
+// would replace the device or the pipe itself (as root, /dev/null becomes a plain file).
+bool is_special_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode);
+}
+
 bool run_failed(const benchmark::BenchmarkReporter::Run& run) {
 #if XFER_GB_HAS_ERROR_OCCURRED
   return run.error_occurred;
@@ -139,8 +178,11 @@ RankZeroReporter::RankZeroReporter(const Config& config, const World& world, jso
   } else {
     display_ = std::make_unique<CompactDisplay>(benchmark::CreateDefaultDisplayReporter());
   }
-  if (!config.out_path.empty())
+  if (!config.out_path.empty()) {
+    special_out_ = is_special_file(config.out_path);
     file_ = make_file_reporter(config.out_format, &file_buffer_, &context_json_);
+    json_file_ = dynamic_cast<ContextJsonReporter*>(file_.get());
+  }
 }
 
 RankZeroReporter::~RankZeroReporter() = default;
@@ -164,6 +206,26 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
   if (!root_) return;
   display_->ReportRuns(runs);
   if (file_) file_->ReportRuns(runs);
+  if (json_file_ && !special_out_) write_partial(runs.size());
+}
+
+void RankZeroReporter::write_partial(std::size_t more_rows) {
+  // Never lose a measurement: after every row the file holds every row so far, marked
+  // incomplete, so an interrupted or failed run still leaves a valid document behind.
+  rows_written_ += more_rows;
+  json::Value incomplete = json::Value::object();
+  incomplete.set("reason",
+                 "the run did not finish: it was interrupted, or a rank failed or hung, after "
+                 "this document's last row");
+  incomplete.set("rows", rows_written_);
+  json::Value context = context_;
+  context.set("incomplete", incomplete);
+  write_output(static_cast<ContextJsonReporter*>(json_file_)->partial(context.dump(2)));
+  if (!output_failed_)
+    copy_text(g_partial_note, sizeof g_partial_note,
+              "xferbench: the run did not finish; the " + std::to_string(rows_written_) +
+                  " row(s) measured so far are in " + config_.out_path +
+                  " (context.xferbench.incomplete says so)\n");
 }
 
 void RankZeroReporter::summarise() {
@@ -197,8 +259,21 @@ void RankZeroReporter::write_without_runs() {
 }
 
 void RankZeroReporter::write_output(const std::string& text) {
-  // Write beside the target and rename: a reader never sees a half-written file.
-  const std::string temp = config_.out_path + ".tmp";
+  if (special_out_) {
+    std::ofstream out(config_.out_path, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::fprintf(stderr, "xferbench: --benchmark_out=%s: cannot write there\n",
+                   config_.out_path.c_str());
+      output_failed_ = true;
+    }
+    return;
+  }
+  // Write beside the target and rename: a reader never sees a half-written file, and two runs
+  // writing the same file at once each rename a whole document of their own into place.
+  const std::string temp = temp_path_for(config_.out_path);
+  copy_text(g_temp_path, sizeof g_temp_path, temp);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -216,12 +291,17 @@ void RankZeroReporter::write_output(const std::string& text) {
     std::remove(temp.c_str());
     output_failed_ = true;
   }
+  g_temp_path[0] = '\0';
 }
 
 std::string check_output_writable(const Config& config, const World& world) {
   std::string error;
-  if (world.is_root() && !config.out_path.empty()) {
-    const std::string temp = config.out_path + ".tmp";
+  if (world.is_root() && !config.out_path.empty() && is_special_file(config.out_path)) {
+    if (::access(config.out_path.c_str(), W_OK) != 0)
+      error = "--benchmark_out=" + config.out_path + ": cannot write there (" +
+              std::strerror(errno) + ")";
+  } else if (world.is_root() && !config.out_path.empty()) {
+    const std::string temp = temp_path_for(config.out_path);
     std::FILE* f = std::fopen(temp.c_str(), "wb");
     if (!f) {
       error = "--benchmark_out=" + config.out_path + ": cannot create a file there (" +

@@ -21,6 +21,10 @@
 
 namespace xfer {
 
+// For a run cut short (a signal, the watchdog): removes a half-written result file and says on
+// stderr where the rows measured so far are. Async-signal-safe.
+void note_cut_short() noexcept;
+
 // True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
 bool run_failed(const benchmark::BenchmarkReporter::Run& run);
 std::string run_message(const benchmark::BenchmarkReporter::Run& run);
@@ -53,6 +57,8 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
 
  private:
   void write_output(const std::string& text);
+  // JSON files: rewrites the file with every row so far, marked incomplete.
+  void write_partial(std::size_t more_rows);
   // Rank 0: puts the summary into the context and prints it (stdout under the console table,
   // stderr when stdout carries JSON or CSV).
   void summarise();
@@ -66,6 +72,9 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;
+  benchmark::BenchmarkReporter* json_file_ = nullptr;  // file_, when it writes JSON
+  std::size_t rows_written_ = 0;
+  bool special_out_ = false;  // --benchmark_out is a device or a pipe: one plain write
   std::ostringstream file_buffer_;
   std::ostringstream null_;
   std::vector<std::string> failed_;

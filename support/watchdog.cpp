@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "error.hpp"
+#include "reporter.hpp"
 
 namespace xfer {
 
@@ -48,6 +49,7 @@ void Watchdog::watch() {
                    "have failed or the device hangs. Aborting the job.\n",
                    what_.c_str(), timeout_.count());
       std::fflush(stderr);
+      note_cut_short();
       std::_Exit(3);
     }
   }
