@@ -35,6 +35,13 @@ void catch_stop_signals() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// Test only: XFER_TEST_MEMORY=BYTES makes this rank believe its node has that much memory (an
+// environment variable, not a flag, so that one rank alone can be given it).
+std::uint64_t test_memory() {
+  const char* value = std::getenv("XFER_TEST_MEMORY");
+  return value ? std::strtoull(value, nullptr, 10) : 0;
+}
+
 // The launcher's rank before MPI_Init, so usage errors and --help print once.
 int launcher_rank() {
   for (const char* name :
@@ -138,6 +145,15 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
       std::fprintf(stderr,
                    "xferbench: the ranks were given different settings (flags, or XFER_* / "
                    "BENCHMARK_* environment); every rank needs the same ones\n");
+    return 2;
+  }
+  // Each rank checks its own node's memory; any refusal stops every rank (no rank is left
+  // waiting for one that gave up).
+  std::string short_of_memory = xfer::check_memory(config, test_memory());
+  if (!short_of_memory.empty() && !world.is_root())
+    short_of_memory = "rank " + std::to_string(world.rank()) + ": " + short_of_memory;
+  if (const std::string refused = world.first_message(short_of_memory); !refused.empty()) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", refused.c_str());
     return 2;
   }
   if (const auto error = xfer::check_output_writable(config, world); !error.empty()) {

@@ -299,8 +299,16 @@ std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices)
   return pairs;
 }
 
-CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env,
-                               std::uint64_t memory_bytes) {
+std::string check_memory(const Config& config, std::uint64_t memory_bytes) {
+  const std::uint64_t memory = memory_bytes ? memory_bytes : physical_memory();
+  const std::uint64_t largest = config.sizes.back();
+  if (memory == 0 || largest <= memory / 2) return "";
+  return "--xfer_sizes: " + format_size(largest) +
+         " needs two buffers of that size per rank, more than this machine's " +
+         format_size(memory / (1 << 20) * (1 << 20)) + " of memory allows";
+}
+
+CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env) {
   CommandLine cl;
   Config& c = cl.config;
   c.sizes = default_sizes();
@@ -373,13 +381,6 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   check_format("--benchmark_out_format", c.out_format);
   check_format("--benchmark_format", c.display_format);
 
-  const std::uint64_t memory = memory_bytes ? memory_bytes : physical_memory();
-  const std::uint64_t largest = c.sizes.back();
-  if (memory > 0 && largest > memory / 2) {
-    throw UsageError("--xfer_sizes: " + format_size(largest) +
-                     " needs two buffers of that size per rank, more than this machine's " +
-                     format_size(memory / (1 << 20) * (1 << 20)) + " of memory allows");
-  }
   return cl;
 }
 

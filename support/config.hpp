@@ -60,9 +60,13 @@ struct CommandLine {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // Parses xferbench's flags and passes the rest on. Throws UsageError naming the flag and the
-// expected form. `memory_bytes` bounds --xfer_sizes (0: ask the operating system).
-CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env,
-                               std::uint64_t memory_bytes = 0);
+// expected form.
+CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env);
+
+// "" if this machine can hold the largest --xfer_sizes message twice; otherwise the message
+// naming the flag. `memory_bytes`: this machine's memory (0: ask the operating system). Ranks
+// agree on it after MPI starts, so a node with less memory stops every rank, not just its own.
+std::string check_memory(const Config& config, std::uint64_t memory_bytes = 0);
 
 std::string harness_help();
 

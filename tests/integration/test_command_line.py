@@ -36,6 +36,17 @@ class BadInput(unittest.TestCase):
     def test_size_larger_than_memory(self):
         self.assert_usage_error(["--xfer_sizes=64TiB"], "--xfer_sizes", "memory")
 
+    def test_one_rank_short_of_memory_stops_every_rank(self):
+        # Only rank 1 believes its node has 1 GiB: every rank must stop with exit 2, none wait.
+        command = MPIRUN + ["1", XFERBENCH, "--xfer_sizes=8,1GiB", ":", "-np", "1", "-x",
+                            "XFER_TEST_MEMORY=1073741824", XFERBENCH, "--xfer_sizes=8,1GiB"]
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              timeout=120, check=False,
+                              env=dict(os.environ))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("rank 1: --xfer_sizes: 1 GiB needs two buffers", proc.stderr)
+        self.assertEqual(proc.stderr.count("needs two buffers"), 1, proc.stderr)
+
     def test_bad_choices(self):
         self.assert_usage_error(["--xfer_cuda_aware=maybe"], "--xfer_cuda_aware",
                                 "expected auto, yes or no")

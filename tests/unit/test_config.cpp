@@ -18,8 +18,7 @@ CommandLine parse(std::vector<const char*> args, std::map<std::string, std::stri
       [env](const char* name) -> const char* {
         auto it = env.find(name);
         return it == env.end() ? nullptr : it->second.c_str();
-      },
-      kMemory);
+      });
 }
 
 std::string usage_error(std::vector<const char*> args,
@@ -79,12 +78,6 @@ TEST(CommandLine, BadValuesNameTheFlagAndTheExpectedForm) {
   EXPECT_NE(usage_error({}, {{"XFER_WARMUP", "x"}}).find("XFER_WARMUP"), std::string::npos);
 }
 
-TEST(CommandLine, SizesBeyondMemoryAreRefused) {
-  EXPECT_NE(usage_error({"--xfer_sizes=9GiB"}).find("more than this machine's 16 GiB"),
-            std::string::npos);
-  EXPECT_EQ(parse({"--xfer_sizes=4GiB"}).config.sizes.back(), 4ULL << 30);
-}
-
 TEST(GpuPairs, ListsAndAll) {
   EXPECT_EQ(parse_gpu_pairs("0:1,1:0", "--g").pairs,
             (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
@@ -95,6 +88,13 @@ TEST(GpuPairs, ListsAndAll) {
   EXPECT_THROW(parse_gpu_pairs("0-1", "--g"), UsageError);
   EXPECT_THROW(parse_gpu_pairs("0:x", "--g"), UsageError);
   EXPECT_THROW(parse_gpu_pairs("", "--g"), UsageError);
+}
+
+TEST(Memory, TheLargestMessageMustFitTwiceInMemory) {
+  EXPECT_EQ(check_memory(parse({"--xfer_sizes=8GiB"}).config, kMemory), "");
+  const std::string refused = check_memory(parse({"--xfer_sizes=8,9GiB"}).config, kMemory);
+  EXPECT_NE(refused.find("--xfer_sizes: 9 GiB needs two buffers"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("16 GiB"), std::string::npos) << refused;
 }
 
 TEST(MinTime, IsReadByXferbenchInEitherSpelling) {
