@@ -1,10 +1,12 @@
 #include "exchange.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "error.hpp"
 #include "harness.hpp"
 #include "pattern.hpp"
+#include "sizes.hpp"
 
 namespace xfer {
 
@@ -74,15 +76,27 @@ Traffic traffic_of(Mode mode, const PairRole& role) {
   return t;
 }
 
+namespace {
+// Host memory that may not be there: a refusal names what was asked for.
+std::unique_ptr<char[]> allocate_host(std::size_t bytes, const char* what) {
+  try {
+    return std::unique_ptr<char[]>(new char[bytes]);
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + format_size(bytes) + " of host memory for the " + what +
+                " buffer (the system refused: out of memory, or a limit such as ulimit -v)");
+  }
+}
+}  // namespace
+
 HostSlots::HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::uint64_t row_seed)
     : traffic_(traffic), slots_(slots), bytes_(bytes), seed_(row_seed) {
   const std::size_t total = bytes * static_cast<std::size_t>(slots);
   if (traffic.sends) {
-    send_.reset(new char[total]);
+    send_ = allocate_host(total, "send");
     for (int s = 0; s < slots; ++s)
       fill_pattern(send().at(s), bytes, slot_seed(seed_, s, traffic.sends_as_leader));
   }
-  if (traffic.receives) recv_.reset(new char[total]);
+  if (traffic.receives) recv_ = allocate_host(total, "receive");
 }
 
 void HostSlots::poison() {
