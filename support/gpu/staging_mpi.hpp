@@ -57,7 +57,7 @@ class MpiStaging {
   void send(const void* device_src, int peer, int tag);
   void recv(void* device_dst, int peer, int tag);
 
-  // Poisons the host receive buffer (after warm-up: see PingPongBuffers::poison()).
+  // Poisons the host receive buffer (before every timed pass, with the device buffers).
   void poison();
 
   std::size_t chunk() const { return chunk_; }
