@@ -17,7 +17,9 @@ import dataclasses
 import functools
 import json
 import math
+import os
 import re
+import stat
 import statistics
 import sys
 from collections import Counter
@@ -29,6 +31,9 @@ EXACT_TEST_MAX_N = 20
 TIME_UNIT_TO_US = {'ns': 1e-3, 'us': 1.0, 'ms': 1e3, 's': 1e6}
 STATUSES = ('faster', 'slower', 'same', 'not significant', 'new', 'missing',
             'failed', 'fixed')
+# Deeper than this is not a result file (xferbench's go 5 levels deep); it
+# also keeps every later step clear of Python's recursion limit.
+MAX_NESTING = 100
 
 
 class BadInput(Exception):
@@ -112,20 +117,72 @@ def parse_json_text(text):
             raise error from None
 
 
-def read_result_file(label, path):
-    where = f'{label} file {path}'
+def nesting_depth(value, limit=MAX_NESTING):
+    """How deep lists and objects nest in value, counting to limit + 1."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return depth
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            pending.extend((item, depth + 1) for item in items)
+    return deepest
+
+
+FILE_KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'),
+              (stat.S_ISSOCK, 'a socket'), (stat.S_ISCHR, 'a device'),
+              (stat.S_ISBLK, 'a device'))
+
+
+def file_kind(mode):
+    return next((kind for test, kind in FILE_KINDS if test(mode)),
+                'not a regular file')
+
+
+def read_regular_file(where, path):
+    """The bytes of a regular file. Anything else (a directory, a FIFO that
+    would block until a writer comes, a device) is refused before it is
+    opened, and again after (O_NONBLOCK: an open never waits)."""
     try:
-        with open(path, encoding='utf-8') as stream:
-            text = stream.read()
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+            with open(fd, 'rb') as stream:
+                mode = os.fstat(stream.fileno()).st_mode
+                if stat.S_ISREG(mode):
+                    return stream.read()
     except FileNotFoundError:
         raise BadInput(f'{where}: no such file') from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f'{where}: cannot read: {error}') from None
+    except (OSError, ValueError) as error:
+        reason = getattr(error, 'strerror', None) or error
+        raise BadInput(f'{where}: cannot read: {reason}') from None
+    raise BadInput(f'{where}: not a regular file ({file_kind(mode)})')
+
+
+def read_result_file(label, path):
+    where = f'{label} file {path}'
+    data = read_regular_file(where, path)
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise BadInput(f'{where}: cannot read: not UTF-8 (byte '
+                       f'{error.start}: {error.reason})') from None
     try:
         document = parse_json_text(text)
     except json.JSONDecodeError as error:
         raise BadInput(f'{where}: not JSON (line {error.lineno}, column '
                        f'{error.colno}: {error.msg})') from None
+    except ValueError as error:  # an integer past Python's digit limit
+        raise BadInput(f'{where}: not JSON this tool can read '
+                       f'({str(error).split(":")[0]})') from None
+    except RecursionError:
+        document = nested = None
+    else:
+        nested = nesting_depth(document) <= MAX_NESTING
+    if not nested:
+        raise BadInput(f'{where}: nested more than {MAX_NESTING} levels deep')
     check_benchmark_document(document, where)
     return document
 
@@ -143,23 +200,48 @@ def check_benchmark_document(document, where):
 
 
 def is_number(value):
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
+    """A finite int or float (not a bool; not an int too large for a float)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def positive(value):
-    return value if is_number(value) and value > 0 else None
+    return float(value) if is_number(value) and value > 0 else None
+
+
+def shown(value, width=40):
+    """repr(value), cut to width characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + '...'
+
+
+def row_time_us(row):
+    """real_time in microseconds: a positive finite number, else None."""
+    real_time = positive(row.get('real_time'))
+    if real_time is None:
+        return None
+    time_us = real_time * TIME_UNIT_TO_US[row.get('time_unit', 'ns')]
+    return time_us if 0 < time_us < math.inf else None
 
 
 def row_problem(row):
     """Why a row has no valid time (failed, skipped, bad value), or None."""
     if row.get('error_occurred') or row.get('skipped'):
-        return (row.get('error_message') or row.get('skip_message')
-                or 'failed')
-    if row.get('time_unit', 'ns') not in TIME_UNIT_TO_US:
-        return f'unknown time_unit {row.get("time_unit")!r}'
-    if positive(row.get('real_time')) is None:
-        return f'no valid real_time ({row.get("real_time")!r})'
+        message = (row.get('error_message') or row.get('skip_message')
+                   or 'failed')
+        return message if isinstance(message, str) else shown(message)
+    unit = row.get('time_unit', 'ns')
+    if not isinstance(unit, str) or unit not in TIME_UNIT_TO_US:
+        return f'unknown time_unit {shown(unit)}'
+    if row_time_us(row) is None:
+        if positive(row.get('real_time')) is not None:
+            return (f'real_time {shown(row.get("real_time"))} {unit} is out '
+                    'of range in microseconds')
+        return f'no valid real_time ({shown(row.get("real_time"))})'
     return None
 
 
@@ -178,11 +260,10 @@ def stated_time_limited(row):
 def row_sample(row, stated=True):
     """One sample; stated=False ignores the row's own uncertainty counters
     (an aggregate row's ci95_pct is not the uncertainty of its value)."""
-    time_us = row['real_time'] * TIME_UNIT_TO_US[row.get('time_unit', 'ns')]
     gbps = positive(row.get('GB/s'))
     if gbps is None and positive(row.get('bytes_per_second')):
-        gbps = row['bytes_per_second'] / 1e9
-    sample = Sample(time_us, positive(row.get('latency_us')), gbps)
+        gbps = positive(row['bytes_per_second'] / 1e9)
+    sample = Sample(row_time_us(row), positive(row.get('latency_us')), gbps)
     if stated:
         sample.ci95_pct = stated_ci95(row)
         sample.time_limited = stated_time_limited(row)
@@ -194,7 +275,8 @@ def row_sample(row, stated=True):
 _RUN_CONTROL = re.compile(
     r'manual_time|real_time|process_time|iterations:\d+|repeats:\d+'
     r'|threads:1|min_time:[0-9.e+-]+s?|min_warmup_time:[0-9.e+-]+s?')
-_BYTES = re.compile(r'(?:^|/)bytes:(\d+)(?:/|$)')
+# A size of more than 18 digits (an exabyte) is no size: the row is unsized.
+_BYTES = re.compile(r'(?:^|/)bytes:(\d{1,18})(?:/|$)')
 
 
 def normalise_name(name):
@@ -254,7 +336,8 @@ def benchmark_name(row):
 
 def preferred_aggregate(rows):
     """The median aggregate row (else the mean) of an aggregates-only run."""
-    by_kind = {row.get('aggregate_name'): row for row in rows}
+    by_kind = {row.get('aggregate_name'): row for row in rows
+               if isinstance(row.get('aggregate_name'), str)}
     for kind in ('median', 'mean'):
         if kind in by_kind:
             return [by_kind[kind]]
@@ -320,9 +403,28 @@ def xferbench_context(context):
     if isinstance(xferbench, str):  # tolerate it stored as a JSON string
         try:
             xferbench = json.loads(xferbench)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
+            return None
+        if nesting_depth(xferbench) > MAX_NESTING:
             return None
     return xferbench if isinstance(xferbench, dict) else None
+
+
+def mapping(value):
+    """value if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def plain(value):
+    """value with every NaN and infinity written as a string, so contexts
+    compare equal to themselves and render as strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
 
 
 def describe_gpus(devices):
@@ -368,10 +470,10 @@ def machine_identity(context):
     xferbench = xferbench_context(context)
     if xferbench is None:
         return None
-    cuda = xferbench.get('cuda') or {}
-    mpi = xferbench.get('mpi') or {}
-    nccl = xferbench.get('nccl') or {}
-    return {
+    cuda = mapping(xferbench.get('cuda'))
+    mpi = mapping(xferbench.get('mpi'))
+    nccl = mapping(xferbench.get('nccl'))
+    return plain({
         'gpus': describe_gpus(cuda.get('devices')),
         'gpu_links': describe_links(cuda.get('pairs')),
         'cuda_driver': cuda.get('driver_version'),
@@ -381,7 +483,7 @@ def machine_identity(context):
         'mpi_cuda_aware': mpi.get('cuda_aware'),
         'world_size': xferbench.get('world_size'),
         'num_cpus': context.get('num_cpus'),
-    }
+    })
 
 
 def run_facts(context):
@@ -401,7 +503,7 @@ def run_facts(context):
     env = xferbench.get('env')
     for key, value in sorted(env.items() if isinstance(env, dict) else []):
         facts[f'env {key}'] = value
-    return facts
+    return plain(facts)
 
 
 def pool_values(values):
@@ -535,6 +637,17 @@ def repetitions_needed(alpha):
     return n
 
 
+def median(values):
+    """statistics.median, without overflow: the mean of the two middle
+    values of 1e308 and 1.5e308 is finite."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    low, high = ordered[middle - 1], ordered[middle]
+    return low + (high - low) / 2
+
+
 def geometric_mean(values):
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
@@ -601,10 +714,14 @@ def classify_change(change, higher_is_better, verdict, threshold,
     return 'slower' if worse else 'faster'
 
 
-def judge(base, new, options):
+def judge(name, base, new, options):
     metric = METRICS[options.metric]
     basis, base_values, new_values = judged_values(base, new, metric.name)
-    change = statistics.median(new_values) / statistics.median(base_values) - 1
+    change = median(new_values) / median(base_values) - 1
+    if not (math.isfinite(change) and change > -1):
+        raise BadInput(f'{name}: base and new {basis} are too far apart to '
+                       f'compare (medians {median(base_values):g} and '
+                       f'{median(new_values):g})')
     verdict, test = significance(base_values, new_values, options.alpha)
     # Only single runs (no U test possible) have a single_ci95 on both sides.
     uncertainty = combined_uncertainty(single_ci95(base), single_ci95(new))
@@ -638,7 +755,7 @@ def failure_status(base, new):
 
 def median_or_none(values):
     values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    return median(values) if values else None
 
 
 def summarise_series(series):
@@ -674,7 +791,7 @@ def compare_row(name, base, new, options):
     elif base.errors or new.errors:
         row.update(failure_status(base, new))
     else:
-        row.update(judge(base, new, options))
+        row.update(judge(name, base, new, options))
     return row
 
 
@@ -1118,6 +1235,17 @@ def parse_args(argv):
     return args
 
 
+# Every character str.splitlines() breaks at, written as an escape.
+LINE_BREAKS = {ord(c): repr(c)[1:-1]
+               for c in '\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029'}
+
+
+def one_line(text):
+    """text with its line breaks escaped: an error is one line on stderr,
+    whatever file names and row names it quotes."""
+    return text.translate(LINE_BREAKS)
+
+
 def main(argv=None):
     args = parse_args(argv)
     if hasattr(sys.stdout, 'reconfigure'):  # '±' on an ASCII-only stdout
@@ -1126,7 +1254,7 @@ def main(argv=None):
         report = build_report(load_side('base', args.base),
                               load_side('new', args.new), args)
     except BadInput as error:
-        print(f'{PROG}: error: {error}', file=sys.stderr)
+        print(f'{PROG}: error: {one_line(str(error))}', file=sys.stderr)
         return 2
     sys.stdout.write(RENDERERS[args.format](report))
     return report['exit_status']

@@ -13,13 +13,15 @@ Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import re
-import statistics
+import stat
 import sys
 import textwrap
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
@@ -74,9 +76,25 @@ PANEL_CHOICES = ("none", "path")
 
 MATPLOTLIB_HINT = (
     "matplotlib is needed to draw images, and {python} cannot import it "
-    "({error}).\n  Install it: apt-get install python3-matplotlib (Debian, "
-    "Ubuntu) or python3 -m pip install matplotlib.\n  The text matrix "
-    "(--matrix --text) works without it.")
+    "({error}); install it: apt-get install python3-matplotlib (Debian, "
+    "Ubuntu) or python3 -m pip install matplotlib; the text matrix "
+    "(--matrix --text) works without it")
+# Deeper than this is not a result file (xferbench's go 5 levels deep); it
+# also keeps every later step clear of Python's recursion limit.
+MAX_NESTING = 100
+# Message sizes (bytes:N) and GPU indices (pair:AtoB) this tool reads: a
+# longer number is no size or pair, so its row is no point of a series.
+SIZE_DIGITS = 18        # up to an exabyte
+MAX_MATRIX_GPUS = 256   # GPU indices 0..255 in the matrix
+# A bandwidth or time beyond this is corrupt, not measured (1e100 GB/s, or
+# us): left out like NaN, as no axis can hold it next to real values.
+LARGEST_VALUE = 1e100
+# Text drawn from a file (a row, host or GPU name) is cut to this many
+# characters: a name of thousands would make an image wider than any.
+LABEL_WIDTH = 100
+# Every character str.splitlines() breaks at, written as an escape.
+LINE_BREAKS = {ord(c): repr(c)[1:-1]
+               for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 class InputError(Exception):
@@ -113,30 +131,116 @@ def parse_result_text(text):
     return json.loads(_NONFINITE_TOKEN.sub(_standard_nonfinite, text))
 
 
+def one_line(text):
+    """text with its line breaks escaped: a message is one line on stderr,
+    whatever file names and row names it quotes."""
+    return str(text).translate(LINE_BREAKS)
+
+
+def clip(text, width=LABEL_WIDTH):
+    """text, cut to width characters with an ellipsis."""
+    return text if len(text) <= width else text[:width - 1] + "\u2026"
+
+
+def nesting_depth(value, limit=MAX_NESTING):
+    """How deep lists and objects nest in value, counting to limit + 1."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return depth
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            pending.extend((item, depth + 1) for item in items)
+    return deepest
+
+
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+              (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+              (stat.S_ISBLK, "a device"))
+
+
+def read_regular_file(path):
+    """The bytes of a regular file. Anything else (a directory, a FIFO that
+    would block until a writer comes, a device) is refused before it is
+    opened, and again after (O_NONBLOCK: an open never waits)."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as f:
+                mode = os.fstat(f.fileno()).st_mode
+                if stat.S_ISREG(mode):
+                    return f.read()
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: cannot read: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    kind = next((k for test, k in FILE_KINDS if test(mode)), "not a file")
+    raise InputError(f"{path}: not a regular file ({kind})")
+
+
 def load_result(path):
     """The result document in `path`; InputError if it is not one."""
+    data = read_regular_file(path)
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: cannot read: not UTF-8 (byte {e.start}: "
+                         f"{e.reason})") from None
     try:
         doc = parse_result_text(text)
-    except ValueError as e:
-        raise InputError(f"{path}: not JSON ({e})") from None
+    except ValueError as e:  # not JSON; or an integer past the digit limit
+        raise InputError(f"{path}: not JSON ({str(e).split(';')[0]})") \
+            from None
+    except RecursionError:
+        doc = nested = None
+    else:
+        nested = nesting_depth(doc) <= MAX_NESTING
+    if not nested:
+        raise InputError(f"{path}: nested more than {MAX_NESTING} levels "
+                         "deep")
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"),
                                                    list):
         raise InputError(
             f"{path}: not an xferbench result (no 'benchmarks' list)")
-    return doc
+    return without_surrogates(doc) if "\\u" in text else doc
+
+
+def without_surrogates(value):
+    """value with each lone surrogate (a JSON escape like \\ud800 that is
+    half a character) written as that escape: no output can encode one."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item)
+                for key, item in value.items()}
+    return value
+
+
+def mapping(value):
+    """value if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def first_item(value):
+    """The first element of a JSON array if it is an object, else {}."""
+    return mapping(value[0]) if isinstance(value, list) and value else {}
+
+
+def text_or_none(value):
+    """A non-empty string, else None: labels are made of strings only."""
+    return value if isinstance(value, str) and value else None
 
 
 def xferbench_context(doc):
-    context = doc.get("context")
-    if not isinstance(context, dict):
-        return {}
-    xferbench = context.get("xferbench")
-    return xferbench if isinstance(xferbench, dict) else {}
+    return mapping(mapping(doc.get("context")).get("xferbench"))
 
 
 # ---------------------------------------------------------------- rows
@@ -158,8 +262,8 @@ def split_name(name):
     for part in name.split("/"):
         if part == "manual_time":
             continue
-        if part.startswith("bytes:") and part[6:].isdigit():
-            size = int(part[6:])
+        if re.fullmatch(rf"bytes:[0-9]{{1,{SIZE_DIGITS}}}", part):
+            size = int(part[6:]) or None  # 0 bytes: no point on a log axis
         else:
             kept.append(part)
     return canonical_key("/".join(kept)), size
@@ -170,40 +274,62 @@ def is_failed(row):
 
 
 def _finite(value):
-    if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and math.isfinite(value):
-        return float(value)
+    """value as a float if it is a finite number (not a bool), else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond the largest float
+            return None
+        return value if math.isfinite(value) else None
     return None
+
+
+def _plottable(value):
+    """value if it is a number an axis can show (None, NaN, infinity and
+    magnitudes beyond LARGEST_VALUE are not), else None."""
+    return value if value is not None and abs(value) <= LARGEST_VALUE \
+        else None
 
 
 def row_bandwidth(row):
     """GB/s (1e9 B/s): the GB/s counter, else bytes_per_second."""
-    gbps = _finite(row.get("GB/s"))
+    gbps = _plottable(_finite(row.get("GB/s")))
     if gbps is None:
         bytes_per_second = _finite(row.get("bytes_per_second"))
-        gbps = None if bytes_per_second is None else bytes_per_second / 1e9
+        gbps = None if bytes_per_second is None \
+            else _plottable(bytes_per_second / 1e9)
     return gbps
 
 
 def row_latency(row):
     """One-way time in us: the latency_us counter, else real_time."""
-    latency = _finite(row.get("latency_us"))
+    latency = _plottable(_finite(row.get("latency_us")))
     if latency is None:
         real_time = _finite(row.get("real_time"))
-        scale = TIME_UNIT_TO_US.get(row.get("time_unit", "ns"))
+        unit = row.get("time_unit", "ns")
+        scale = TIME_UNIT_TO_US.get(unit) if isinstance(unit, str) else None
         if real_time is not None and scale is not None and real_time > 0:
             latency = real_time * scale
+            if not 0 < latency <= LARGEST_VALUE:  # 0 when it underflows
+                latency = None
     return latency
 
 
 def median_or_none(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    """The median (the middle two averaged without overflow), or None."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    middle = len(values) // 2
+    if len(values) % 2:
+        return values[middle]
+    low, high = values[middle - 1], values[middle]
+    return low + (high - low) / 2
 
 
 def describe_failure(row):
     message = row.get("error_message") or row.get("skip_message") or "failed"
-    return f"{row.get('name')}: {message}"
+    return one_line(f"{row.get('name')}: {message}")
 
 
 def group_rows(doc):
@@ -248,15 +374,15 @@ def series_points(doc):
 
 def gpu_name(xferbench):
     """Rank 0's GPU model, with a count when the run saw several GPUs."""
-    cuda = xferbench.get("cuda") or {}
-    devices = [d for d in cuda.get("devices") or [] if isinstance(d, dict)]
+    devices = mapping(xferbench.get("cuda")).get("devices")
+    devices = [d for d in devices if isinstance(d, dict)] \
+        if isinstance(devices, list) else []
     if not devices:
         return None
-    ranks = xferbench.get("ranks") or [{}]
-    index = ranks[0].get("gpu") if isinstance(ranks[0], dict) else None
+    index = first_item(xferbench.get("ranks")).get("gpu")
     device = next((d for d in devices if d.get("index") == index),
                   devices[0])
-    name = device.get("name")
+    name = text_or_none(device.get("name"))
     if name and len(devices) > 1 and all(d.get("name") == name
                                          for d in devices):
         return f"{len(devices)}x {name}"
@@ -266,11 +392,10 @@ def gpu_name(xferbench):
 def run_label(doc, path):
     """'host of rank 0, GPU name', falling back to host_name, file name."""
     xferbench = xferbench_context(doc)
-    ranks = xferbench.get("ranks") or [{}]
-    host = ranks[0].get("host") if isinstance(ranks[0], dict) else None
-    host = host or (doc.get("context") or {}).get("host_name")
+    host = text_or_none(first_item(xferbench.get("ranks")).get("host"))
+    host = host or text_or_none(mapping(doc.get("context")).get("host_name"))
     parts = [p for p in (host, gpu_name(xferbench)) if p]
-    return ", ".join(parts) if parts else os.path.basename(path)
+    return clip(", ".join(parts) if parts else os.path.basename(path))
 
 
 def unique_labels(labels, files):
@@ -295,18 +420,18 @@ def software_line(xferbench):
         revision = xferbench.get("git_revision")
         parts.append(f"xferbench {xferbench['harness_version']}"
                      + (f" @{revision}" if revision else ""))
-    cuda = xferbench.get("cuda") or {}
+    cuda = mapping(xferbench.get("cuda"))
     if cuda.get("runtime_version"):
         parts.append(f"CUDA {cuda['runtime_version']}")
-    nccl = xferbench.get("nccl") or {}
+    nccl = mapping(xferbench.get("nccl"))
     if nccl.get("version"):
         parts.append(f"NCCL {nccl['version']}")
-    mpi = xferbench.get("mpi") or {}
+    mpi = mapping(xferbench.get("mpi"))
     if mpi.get("library"):
         parts.append(str(mpi["library"]).split(",")[0])
     if xferbench.get("world_size"):
         parts.append(f"{xferbench['world_size']} rank(s)")
-    return ", ".join(parts)
+    return clip(", ".join(parts))
 
 
 def load_runs(files):
@@ -353,7 +478,7 @@ def filter_series(runs, pattern):
 
 def parse_size(text):
     """'256MiB', '256M', '268435456' or '1G' -> bytes (binary suffixes)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    match = re.fullmatch(r"\s*([0-9]{1,18})\s*([A-Za-z]*)\s*", text)
     if not match or match.group(2).lower() not in SIZE_SUFFIXES:
         raise argparse.ArgumentTypeError(
             f"bad size '{text}': give bytes (268435456) or a number with "
@@ -383,15 +508,16 @@ def reference_lines(run):
     """[(GB/s, label)]: theoretical rates of the links this run's series use,
     drawn only where the context says which link and which GPU."""
     nvlink, pcie = gpu_links(run.context)
-    pairs = [p for p in (run.context.get("cuda") or {}).get("pairs") or []
-             if isinstance(p, dict)]
+    pairs = mapping(run.context.get("cuda")).get("pairs")
+    pairs = [p for p in pairs if isinstance(p, dict)] \
+        if isinstance(pairs, list) else []
     paths = {key.split("/")[0] for key in run.series}
     lines = []
     if nvlink and paths & GPU_PEER_PATHS:
         counts = {p.get("nvlink_count") for p in pairs
-                  if p.get("link") == "NVLink"}
-        for count in sorted(c for c in counts
-                            if isinstance(c, int) and c > 0):
+                  if p.get("link") == "NVLink"
+                  and type(p.get("nvlink_count")) is int}
+        for count in sorted(c for c in counts if 0 < c < 1000):
             rate = count * NVLINK_GB_PER_LINK[nvlink]
             lines.append((rate, f"theoretical {nvlink} x{count}: "
                                 f"{rate:g} GB/s per direction"))
@@ -428,7 +554,7 @@ def split_variant(spec):
 
 
 def pair_of(part):
-    match = re.fullmatch(r"pair:(\d+)to(\d+)", part)
+    match = re.fullmatch(r"pair:([0-9]{1,9})to([0-9]{1,9})", part)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -469,6 +595,10 @@ def build_matrix(run, variant_spec, size):
         raise InputError(f"{run.file}: no {path} {variant} rows at "
                          f"{format_size(size)} (sizes present: {present})")
     count = 1 + max(max(pair) for pair in pairs)
+    if count > MAX_MATRIX_GPUS:
+        raise InputError(f"{run.file}: {path} pair rows name GPU {count - 1}"
+                         f"; the matrix shows at most {MAX_MATRIX_GPUS} GPUs "
+                         f"(0 to {MAX_MATRIX_GPUS - 1})")
     cells = [[pairs.get((src, dst), {}).get(size) for dst in range(count)]
              for src in range(count)]
     return Matrix(run.label, path, variant, size, cells)
@@ -529,8 +659,11 @@ def is_throughput_only(key):
 
 
 def natural_key(text):
-    """'pairs:10' after 'pairs:2': digit runs compare as numbers."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+    """'pairs:10' after 'pairs:2': runs of digits compare as numbers (by
+    length without leading zeros, then digit by digit: no int() of a
+    thousand digits)."""
+    return [(len(t.lstrip("0")), t.lstrip("0"), t) if i % 2 else t
+            for i, t in enumerate(re.split(r"([0-9]+)", text))]
 
 
 def mode_rank(variant):
@@ -637,8 +770,8 @@ def panel_layout(runs, panels="none"):
 def legend_label(key, panel):
     """The full key in the shared axes; in a path's panel, the variant."""
     if not panel.title:
-        return key
-    return series_variant(key) or key
+        return clip(key)
+    return clip(series_variant(key) or key)
 
 
 # ---------------------------------------------------------------- drawing
@@ -745,15 +878,15 @@ def failed_note(runs):
     total = sum(len(run.failed) for run in failed)
     where = "; ".join(f"{os.path.basename(r.file)}: {len(r.failed)}"
                       for r in failed)
-    return (f"{total} failed row{'s' if total > 1 else ''} left out "
-            f"({where})")
+    return clip(f"{total} failed row{'s' if total > 1 else ''} left out "
+                f"({where})", 2 * LABEL_WIDTH)
 
 
 def report_failures(runs):
     for run in runs:
         for failure_text in run.failed:
-            print(f"plot.py: note: {run.file}: left out failed row "
-                  f"{failure_text}", file=sys.stderr)
+            print(one_line(f"plot.py: note: {run.file}: left out failed row "
+                           f"{failure_text}"), file=sys.stderr)
 
 
 def curves_title(runs):
@@ -772,8 +905,8 @@ def label_axes(ax_bw, ax_lat, sizes, has_latency=True, path=""):
     ax_bw.set_title("Bandwidth (higher is better)")
     format_latency_axis(ax_lat, has_latency)
     if path:
-        ax_bw.set_title(f"{path}: bandwidth (higher is better)")
-        ax_lat.set_title(f"{path}: latency (lower is better)")
+        ax_bw.set_title(f"{clip(path)}: bandwidth (higher is better)")
+        ax_lat.set_title(f"{clip(path)}: latency (lower is better)")
 
 
 def add_heading(fig, runs):
@@ -877,7 +1010,7 @@ def build_curves_figure(pyplot, runs, with_references, panels="none"):
             continue
         ax_key.legend(handles=handles, loc="upper center", fontsize=7.5,
                       ncol=legend_columns(len(handles)), frameon=False,
-                      title=panel.title, title_fontsize=8)
+                      title=clip(panel.title), title_fontsize=8)
         if ax_bw is not columns[0][0]:
             ax_bw.set_ylabel("")
             ax_lat.set_ylabel("")
@@ -895,14 +1028,36 @@ def panel_axes(fig):
     return [ax for ax in fig.axes if ax.axison]
 
 
+@contextlib.contextmanager
+def text_as_written():
+    """Labels drawn as the files write them: a '$' in a row or host name
+    starts no formula, and a character the font lacks is drawn as a box
+    without a warning for each."""
+    import matplotlib
+    settings = {"text.parse_math": False} \
+        if "text.parse_math" in matplotlib.rcParams else {}
+    with matplotlib.rc_context(settings), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from",
+                                category=UserWarning)
+        yield
+
+
 def render_curves(runs, out, with_references, panels="none"):
     pyplot = import_pyplot()
-    fig = build_curves_figure(pyplot, runs, with_references, panels)
-    save_figure(pyplot, fig, out)
+    with text_as_written():
+        fig = build_curves_figure(pyplot, runs, with_references, panels)
+        save_figure(pyplot, fig, out)
 
 
 def render_matrices(matrices, out):
     pyplot = import_pyplot()
+    with text_as_written():
+        fig = build_matrix_figure(pyplot, matrices)
+        save_figure(pyplot, fig, out)
+
+
+def build_matrix_figure(pyplot, matrices):
+    """A heatmap per run, one colour scale."""
     count = len(matrices)
     fig, axes = pyplot.subplots(1, count, figsize=(1.5 + 5 * count, 5),
                                 squeeze=False)
@@ -922,13 +1077,13 @@ def render_matrices(matrices, out):
         ax.set_yticks(ticks)
         ax.set_xlabel("destination GPU")
         ax.set_ylabel("source GPU")
-        label = "\n".join(textwrap.wrap(matrix.label, 48))
-        ax.set_title(f"{label}\n{matrix.title()}", fontsize=10)
+        label = "\n".join(textwrap.wrap(clip(matrix.label), 48))
+        ax.set_title(f"{label}\n{clip(matrix.title())}", fontsize=10)
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.85,
                  label="bandwidth (GB/s, 1 GB = 1e9 B)")
     fig.suptitle("xferbench: GPU pair bandwidth", fontsize=13,
                  fontweight="bold", va="bottom", y=1.0)
-    save_figure(pyplot, fig, out)
+    return fig
 
 
 def annotate_cells(ax, cells, vmax):
@@ -1006,7 +1161,8 @@ def run_matrix(args, runs):
             sys.stdout.write(text)
         else:
             try:
-                with open(args.output, "w", encoding="utf-8") as f:
+                with open(args.output, "w", encoding="utf-8",
+                          errors="backslashreplace") as f:
                     f.write(text)
             except OSError as e:
                 raise InputError(
@@ -1027,12 +1183,14 @@ def run_curves(args, runs):
 
 def main(argv=None):
     args = parse_args(argv)
+    if hasattr(sys.stdout, "reconfigure"):  # labels on an ASCII-only stdout
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         runs = load_runs(args.runs)
         return run_matrix(args, runs) if args.matrix else run_curves(args,
                                                                      runs)
     except InputError as e:
-        print(f"plot.py: {e}", file=sys.stderr)
+        print(f"plot.py: {one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

@@ -31,10 +31,10 @@ import os
 import random
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import unittest
@@ -54,7 +54,7 @@ CASES_SUBPROCESS = 40       # per tool
 IN_PROCESS_BOUND_S = 10     # per in-process case
 SUBPROCESS_TIMEOUT_S = 20   # per subprocess case
 # Image cases (slow where matplotlib draws them): at most this many.
-MAX_DRAWN_IN_PROCESS = 30
+MAX_DRAWN_IN_PROCESS = 60
 MAX_DRAWN_SUBPROCESS = 3
 
 HAVE_MATPLOTLIB = importlib.util.find_spec('matplotlib') is not None
@@ -63,7 +63,8 @@ CATEGORIES = ('truncated', 'wrong_types', 'non_finite', 'huge_numbers',
               'duplicated_rows', 'non_utf8', 'deep_nesting', 'empty',
               'time_units', 'hostile_names', 'not_a_file', 'mixed')
 
-# Lines Python's str.splitlines() breaks at: the strictest count of lines.
+# plot.py's notes on stderr (a failed row left out, no reference line) are
+# not errors; every other stderr line is one.
 NOTE_PREFIX = 'plot.py: note: '
 
 
@@ -87,11 +88,6 @@ def read_document(path):
     """A seed document; the fixtures with nan/inf tokens need the tools'
     own reader (C++ stream spellings are not JSON)."""
     return compare.parse_json_text(path.read_text(encoding='utf-8'))
-
-
-def is_benchmark_document(doc):
-    return isinstance(doc, dict) and isinstance(doc.get('benchmarks'), list) \
-        and doc['benchmarks']
 
 
 # ------------------------------------------------------------ seeds
@@ -356,7 +352,7 @@ def mutate_truncated(rng, doc, raw):
 def mutate_wrong_types(rng, doc, raw):
     done = []
     for _ in range(rng.choice((1, 1, 1, 2, 3, 5))):
-        value = rng.choice(WRONG_VALUES)
+        value = copy.deepcopy(rng.choice(WRONG_VALUES))
         where = rng.random()
         if where < 0.04:
             doc = copy.deepcopy(value)
@@ -544,7 +540,8 @@ def mutate_empty(rng, doc, raw):
     how = rng.choice(('no_rows', 'no_rows', 'no_key', 'empty_object',
                       'empty_list', 'empty_file', 'whitespace', 'null',
                       'all_failed', 'no_names', 'stddev_only', 'empty_rows',
-                      'no_sizes', 'zero_times', 'context_only'))
+                      'no_sizes', 'zero_times', 'context_only',
+                      'other_document'))
     rows = rows_of(doc)
     if how == 'no_rows':
         doc['benchmarks'] = []
@@ -560,6 +557,9 @@ def mutate_empty(rng, doc, raw):
         return b' \n\t\r\n', how
     elif how == 'null':
         doc = None
+    elif how == 'other_document':
+        path = rng.choice(OTHER_DOCUMENTS)
+        return path.read_bytes(), f'{how} {path.name}'
     elif how == 'all_failed':
         for row in rows:
             row.update(error_occurred=True, error_message='failed')
@@ -598,11 +598,12 @@ def mutate_time_units(rng, doc, raw):
             unit = rng.choice(TIME_UNITS)
             scale = compare.TIME_UNIT_TO_US
             old = row.get('time_unit', 'ns')
-            if old in scale and isinstance(row.get('real_time'), float):
+            if isinstance(old, str) and old in scale and \
+                    isinstance(row.get('real_time'), float):
                 row['real_time'] = row['real_time'] * scale[old] / scale[unit]
                 row['time_unit'] = unit
         elif how == 'bad' and rng.random() < 0.5:
-            row['time_unit'] = rng.choice(BAD_TIME_UNITS)
+            row['time_unit'] = copy.deepcopy(rng.choice(BAD_TIME_UNITS))
         elif how == 'missing':
             row.pop('time_unit', None)
         elif how == 'extreme':
@@ -920,7 +921,8 @@ class Hang(BaseException):
 @contextlib.contextmanager
 def time_bound(seconds):
     """Hang after `seconds` of wall time (main thread, Unix only)."""
-    if not hasattr(signal, 'setitimer'):
+    if not hasattr(signal, 'setitimer') or \
+            threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -950,8 +952,8 @@ def exit_status(code):
 
 def run_in_process(main, argv, bound=IN_PROCESS_BOUND_S):
     """main(argv) with stdout a strict UTF-8 stream (as a real one is) and
-    stderr a backslashreplace one (as Python's is); a warning counts as
-    the two lines Python prints for it; an exception is a traceback."""
+    stderr a backslashreplace one (as Python's is); a warning is a line on
+    stderr; an exception that escapes main is a traceback."""
     stdout = io.TextIOWrapper(io.BytesIO(), encoding='utf-8')
     stderr = io.TextIOWrapper(io.BytesIO(), encoding='utf-8',
                               errors='backslashreplace')
@@ -1007,9 +1009,42 @@ def error_lines(stderr):
             if line.strip() and not line.startswith(NOTE_PREFIX)]
 
 
+# What a tool must say when given each kind of non-file.
+REFUSALS = {'directory': 'not a regular file (a directory)',
+            'symlink_to_directory': 'not a regular file (a directory)',
+            'fifo': 'not a regular file (a FIFO)',
+            'socket': 'not a regular file (a socket)',
+            'dev_null': 'not a regular file (a device)',
+            'missing': 'no such file', 'dangling_symlink': 'no such file',
+            'trailing_slash': 'cannot read'}
+
+
+def expectation(case):
+    """(exit statuses, text in stderr, text in stdout) the case must show
+    beyond the rules every case keeps, or None."""
+    expect = getattr(case, 'expect', None)
+    if expect:
+        return expect
+    refused = [REFUSALS[v.kind] for v in case.inputs.values()
+               if v.kind in REFUSALS]
+    return ((2,), refused, None) if refused else None
+
+
 def problems(case, outcome, fmt_json=False):
     """What is wrong with how a case ended; [] when nothing is."""
     found = []
+    expect = expectation(case)
+    if expect:
+        statuses, in_stderr, in_stdout = expect
+        if outcome.status not in statuses:
+            found.append(f'exit status {outcome.status!r}, not {statuses}')
+        if isinstance(in_stderr, str):
+            in_stderr = [in_stderr]
+        if in_stderr and not any(text.lower() in outcome.stderr.lower()
+                                 for text in in_stderr):
+            found.append(f'stderr says none of {in_stderr}')
+        if in_stdout and in_stdout not in outcome.stdout:
+            found.append(f'stdout lacks {in_stdout!r}')
     if outcome.status not in (0, 1, 2):
         found.append(f'exit status {outcome.status!r}')
     if 'Traceback' in outcome.stdout or 'Traceback' in outcome.stderr:
@@ -1034,6 +1069,8 @@ def problems(case, outcome, fmt_json=False):
             f'  stderr: {outcome.stderr[-1500:]!r}']
 
 
+@unittest.skipUnless(hasattr(os, 'mkfifo') and hasattr(socket, 'AF_UNIX'),
+                     'needs FIFOs and Unix sockets (POSIX)')
 class FuzzTestCase(unittest.TestCase):
     maxDiff = None
 
@@ -1131,51 +1168,59 @@ class PlotFuzzTest(FuzzTestCase):
 
 
 def subprocess_cases(tool):
-    """The end-to-end set: every kind of non-file on every argument, a
-    non-UTF-8 file and file name, an ASCII-only stdout, then generated
-    cases of every category."""
+    """The end-to-end set: every kind of non-file as each argument, a file
+    that is not UTF-8, a file name that is not, hostile text on an
+    ASCII-only stdout; then generated cases of every category."""
     seeds = Seeds()
     rng = random.Random(f'{SEED}-{tool}-subprocess')
     cases = []
-    number = 9000
     kinds = ('directory', 'fifo', 'dev_null', 'socket', 'symlink_to_directory',
              'trailing_slash', 'non_utf8_name')
     if tool == 'compare':
-        base_doc, new_doc = seeds.sliced(rng, COMPARE_PAIRS[0])
-        for kind in kinds:
-            for slot in ('base', 'new'):
-                inputs = {'base': plain_input(rng, base_doc),
-                          'new': plain_input(rng, new_doc)}
-                data = inputs[slot].data if kind == 'non_utf8_name' else None
-                inputs[slot] = Input(data, kind)
-                cases.append(Case(number, tool, 'not_a_file', inputs,
-                                  ['{base}', '{new}', '--cross-machine'],
-                                  f'{slot}: {kind}'))
-                number += 1
+        docs = dict(zip(('base', 'new'), seeds.sliced(rng, COMPARE_PAIRS[0])))
+        layouts = [(slot, ['{base}', '{new}', '--cross-machine'])
+                   for slot in ('base', 'new')]
     else:
-        doc = seeds.get(ALL_PAIRS)
-        for kind in kinds:
-            for options in (['{run}', '--matrix'],
-                            ['{ok}', '{run}', '-o', '{out}.txt']):
-                inputs = {'run': Input(plain_input(rng, doc).data
-                                       if kind == 'non_utf8_name' else None,
-                                       kind),
-                          'ok': plain_input(rng, doc)}
-                cases.append(Case(number, tool, 'not_a_file', inputs,
-                                  options, kind))
-                number += 1
-    # A file that is not UTF-8, and hostile text on an ASCII-only stdout.
-    pick = generate(tool, 400, first=20000)
-    special = [c for c in pick if c.category == 'non_utf8'][:2] + \
-        [c for c in pick if c.category == 'hostile_names'][:2]
-    for case in special[2:]:
-        case.env = dict(os.environ, PYTHONIOENCODING='ascii')
-        case.described += ' (ASCII-only stdout)'
-    cases += special
-    rest = [c for c in pick if c not in special]
-    rest = limit_drawing(rest[::7], MAX_DRAWN_SUBPROCESS)
-    cases += rest[:CASES_SUBPROCESS - len(cases)]
-    return cases
+        docs = {'run': seeds.get(ALL_PAIRS), 'ok': seeds.get(ALL_PAIRS)}
+        layouts = [('run', ['{run}', '--matrix']),
+                   ('run', ['{ok}', '{run}', '-o', '{out}.txt'])]
+
+    def case(category, slot, data, kind, options, described, expect=None):
+        inputs = {name: plain_input(rng, doc) for name, doc in docs.items()}
+        inputs[slot] = Input(data, kind)
+        made = Case(9000 + len(cases), tool, category, inputs, options,
+                    described)
+        made.expect = expect
+        cases.append(made)
+        return made
+
+    for kind in kinds:
+        for slot, options in layouts:
+            data = plain_input(rng, docs[slot]).data \
+                if kind == 'non_utf8_name' else None
+            case('not_a_file', slot, data, kind, options, f'{slot}: {kind}')
+    slot, options = layouts[-1]
+    text = plain_input(rng, docs[slot]).data
+    middle = text.index(b'"name"')
+    case('non_utf8', slot, text[:middle] + b'\xff\xfe' + text[middle:], None,
+         options, f'{slot}: bytes FF FE in a row', ((2,), 'not UTF-8', None))
+    # A host name (in compare's context differences, in plot's run label)
+    # that an ASCII stdout cannot print, and one with a lone surrogate.
+    for host in ('caf\u00e9 \u00b1', 'half \ud800 a character'):
+        doc = copy.deepcopy(docs[slot])
+        set_path(doc, ('context', 'xferbench', 'ranks', 0, 'host'), host)
+        set_path(doc, ('context', 'host_name'), host)
+        data = serialise(rng, doc, Raw()).encode()
+        options = ['{base}', '{new}', '--cross-machine'] \
+            if tool == 'compare' else ['{run}', '--matrix']
+        made = case('hostile_names', slot, data, None, options,
+                    f'{slot}: host {host!r}, ASCII-only stdout',
+                    ((0, 1) if tool == 'compare' else (0,), None,
+                     host.split()[0][:3]))
+        made.env = dict(os.environ, PYTHONIOENCODING='ascii')
+    generated = generate(tool, 7 * CASES_SUBPROCESS, first=20000)[::7]
+    cases += generated[:CASES_SUBPROCESS - len(cases)]
+    return limit_drawing(cases, MAX_DRAWN_SUBPROCESS)
 
 
 if __name__ == '__main__':
