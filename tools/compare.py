@@ -19,10 +19,12 @@ import json
 import math
 import os
 import re
-import stat
 import statistics
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xfer_files import MAX_NESTING, nesting_depth, read_regular_file  # noqa: E402
 
 PROG = 'compare.py'
 SCHEMA = 'xferbench-compare/1'
@@ -33,7 +35,6 @@ STATUSES = ('faster', 'slower', 'same', 'not significant', 'new', 'missing',
             'failed', 'fixed')
 # Deeper than this is not a result file (xferbench's go 5 levels deep); it
 # also keeps every later step clear of Python's recursion limit.
-MAX_NESTING = 100
 
 
 class BadInput(Exception):
@@ -117,53 +118,9 @@ def parse_json_text(text):
             raise error from None
 
 
-def nesting_depth(value, limit=MAX_NESTING):
-    """How deep lists and objects nest in value, counting to limit + 1."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limit:
-                return depth
-            deepest = max(deepest, depth)
-            items = value.values() if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
-    return deepest
-
-
-FILE_KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'),
-              (stat.S_ISSOCK, 'a socket'), (stat.S_ISCHR, 'a device'),
-              (stat.S_ISBLK, 'a device'))
-
-
-def file_kind(mode):
-    return next((kind for test, kind in FILE_KINDS if test(mode)),
-                'not a regular file')
-
-
-def read_regular_file(where, path):
-    """The bytes of a regular file. Anything else (a directory, a FIFO that
-    would block until a writer comes, a device) is refused before it is
-    opened, and again after (O_NONBLOCK: an open never waits)."""
-    try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISREG(mode):
-            fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
-            with open(fd, 'rb') as stream:
-                mode = os.fstat(stream.fileno()).st_mode
-                if stat.S_ISREG(mode):
-                    return stream.read()
-    except FileNotFoundError:
-        raise BadInput(f'{where}: no such file') from None
-    except (OSError, ValueError) as error:
-        reason = getattr(error, 'strerror', None) or error
-        raise BadInput(f'{where}: cannot read: {reason}') from None
-    raise BadInput(f'{where}: not a regular file ({file_kind(mode)})')
-
-
 def read_result_file(label, path):
     where = f'{label} file {path}'
-    data = read_regular_file(where, path)
+    data = read_regular_file(where, path, BadInput)
     try:
         text = data.decode('utf-8')
     except UnicodeDecodeError as error:

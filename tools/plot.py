@@ -18,12 +18,14 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 import textwrap
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xfer_files import MAX_NESTING, nesting_depth, read_regular_file  # noqa: E402
 
 EXIT_BAD_INPUT = 2
 DEFAULT_VARIANT = "p2p:on/dir:uni"
@@ -81,7 +83,6 @@ MATPLOTLIB_HINT = (
     "(--matrix --text) works without it")
 # Deeper than this is not a result file (xferbench's go 5 levels deep); it
 # also keeps every later step clear of Python's recursion limit.
-MAX_NESTING = 100
 # Message sizes (bytes:N) and GPU indices (pair:AtoB) this tool reads: a
 # longer number is no size or pair, so its row is no point of a series.
 SIZE_DIGITS = 18        # up to an exabyte
@@ -142,47 +143,9 @@ def clip(text, width=LABEL_WIDTH):
     return text if len(text) <= width else text[:width - 1] + "\u2026"
 
 
-def nesting_depth(value, limit=MAX_NESTING):
-    """How deep lists and objects nest in value, counting to limit + 1."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limit:
-                return depth
-            deepest = max(deepest, depth)
-            items = value.values() if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
-    return deepest
-
-
-FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-              (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-              (stat.S_ISBLK, "a device"))
-
-
-def read_regular_file(path):
-    """The bytes of a regular file. Anything else (a directory, a FIFO that
-    would block until a writer comes, a device) is refused before it is
-    opened, and again after (O_NONBLOCK: an open never waits)."""
-    try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISREG(mode):
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with open(fd, "rb") as f:
-                mode = os.fstat(f.fileno()).st_mode
-                if stat.S_ISREG(mode):
-                    return f.read()
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read: "
-                         f"{getattr(e, 'strerror', None) or e}") from None
-    kind = next((k for test, k in FILE_KINDS if test(mode)), "not a file")
-    raise InputError(f"{path}: not a regular file ({kind})")
-
-
 def load_result(path):
     """The result document in `path`; InputError if it is not one."""
-    data = read_regular_file(path)
+    data = read_regular_file(path, path, InputError)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

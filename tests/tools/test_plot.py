@@ -239,7 +239,7 @@ class BadInputTest(ToolTestCase):
 
     def test_missing_file(self):
         result = self.run_tool("no_such_run.json", "-o", "x.png")
-        self.assertExit(result, 2, "no_such_run.json", "cannot read")
+        self.assertExit(result, 2, "no_such_run.json", "no such file")
 
     def test_not_json(self):
         bad = self.write("notes.json", "this is not JSON\n")
