@@ -87,7 +87,7 @@ int warmup_for(const Config& config, std::uint64_t bytes) {
 
 namespace {
 
-// --xfer_test_noise: a known spread on rank 0's clock, from a fixed seed.
+// --xfer_test_noise: a known spread on the timing ranks' clocks, from a fixed seed.
 double noisy(double seconds, double percent, std::uint64_t& draw) {
   if (percent <= 0) return seconds;
   draw = mix64(draw);
