@@ -1,7 +1,6 @@
 // xferbench: parse flags, bring up MPI, let every path register (or say why it cannot run
 // here), run Google Benchmark on every rank, and let rank 0 alone report.
 #include <benchmark/benchmark.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -187,16 +186,19 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
-  } else if (const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
-             registry.release_rows(), ran == 0) {
-    // The filter matched no row. That is fine when it names a path skipped here; otherwise it
-    // is a typo that must not let a CI job pass on no data.
-    reporter.write_without_runs();
-    if (!filter_names_a_skipped_path(benchmark::GetBenchmarkFilter(), registry)) {
-      if (world.is_root())
-        std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here\n",
-                     benchmark::GetBenchmarkFilter().c_str());
-      return 2;
+  } else {
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+    registry.release_rows();  // the last row's buffers, before MPI and CUDA go away
+    // No row matched the filter: fine when it names a path skipped here; otherwise a typo that
+    // must not let a CI job pass on no data.
+    if (ran == 0) {
+      reporter.write_without_runs();
+      if (!filter_names_a_skipped_path(benchmark::GetBenchmarkFilter(), registry)) {
+        if (world.is_root())
+          std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here\n",
+                       benchmark::GetBenchmarkFilter().c_str());
+        return 2;
+      }
     }
   }
   return exit_status(reporter, registry, world);

@@ -112,11 +112,8 @@ void register_mpi_staged(Registry& registry) {
   }
   gpu::announce_rank_gpus(registry, gpu.device);
   for (const Variant& variant : kVariants) {
-    std::string family = variant.family;
-    if (registry.config().rank_pairs.size() > 1)
-      family += "/pairs:" + std::to_string(registry.config().rank_pairs.size());
     registry.add(
-        "mpi_staged", family,
+        "mpi_staged", with_pairs(variant.family, registry.config()),
         [device = gpu.device, &variant](benchmark::State& state, const Harness& h, const Row& row) {
           ping_pong(state, h, row, device, variant);
         });

@@ -33,10 +33,13 @@ const char* mode_name(Mode mode) {
 
 int directions(Mode mode) { return mode == Mode::Bidir ? 2 : 1; }
 
+std::string with_pairs(const std::string& family, const Config& config) {
+  const std::size_t pairs = config.rank_pairs.size();
+  return pairs > 1 ? family + "/pairs:" + std::to_string(pairs) : family;
+}
+
 std::string exchange_family(const std::string& path, Mode mode, const Config& config) {
-  std::string family = path + "/mode:" + mode_name(mode);
-  if (config.rank_pairs.size() > 1) family += "/pairs:" + std::to_string(config.rank_pairs.size());
-  return family;
+  return with_pairs(path + "/mode:" + mode_name(mode), config);
 }
 
 namespace {

@@ -31,6 +31,8 @@ std::vector<Mode> modes_of(const Config& config);
 const char* mode_name(Mode mode);  // "pingpong", "stream", "bidir"
 int directions(Mode mode);         // 2 for bidir
 
+// `family` with "/pairs:N" appended when several pairs run at once.
+std::string with_pairs(const std::string& family, const Config& config);
 // "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once.
 std::string exchange_family(const std::string& path, Mode mode, const Config& config);
 

@@ -53,7 +53,6 @@ class RowCache {
   void set_messages(const std::string& row, std::int64_t messages) {
     if (row == row_ && messages_ == 0) messages_ = messages;
   }
-  const std::string& row() const { return row_; }
   std::uint64_t setups() const { return setups_; }  // rows set up so far in this run
 
  private:

@@ -59,11 +59,4 @@ PairRole role_of(const RankPairs& pairs, int rank) {
   return {};
 }
 
-std::string describe_pairs(const RankPairs& pairs) {
-  std::string out;
-  for (const auto& [a, b] : pairs)
-    out += (out.empty() ? "" : ",") + std::to_string(a) + ":" + std::to_string(b);
-  return out;
-}
-
 }  // namespace xfer

@@ -25,7 +25,4 @@ struct PairRole {
 };
 PairRole role_of(const RankPairs& pairs, int rank);
 
-// "0:1" or "0:2,1:3": what the pairs are, for names and messages.
-std::string describe_pairs(const RankPairs& pairs);
-
 }  // namespace xfer

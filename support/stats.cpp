@@ -54,14 +54,18 @@ double SampleSet::ci95_pct() const {
   return t95(count_ - 1) * stddev() / std::sqrt(static_cast<double>(count_)) / mean_ * 100.0;
 }
 
-double SampleSet::quantile(double q) const {
-  if (kept_.empty()) return 0;
+std::vector<double> SampleSet::quantiles(const std::vector<double>& qs) const {
+  std::vector<double> out(qs.size(), 0.0);
+  if (kept_.empty()) return out;
   std::vector<double> sorted = kept_;
   std::sort(sorted.begin(), sorted.end());
-  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(at));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    const double at = std::clamp(qs[i], 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(at));
+    const std::size_t above = std::min(below + 1, sorted.size() - 1);
+    out[i] = sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
+  }
+  return out;
 }
 
 Stop should_stop(const SampleSet& samples, const Precision& precision, double elapsed_s,

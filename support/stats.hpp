@@ -32,7 +32,9 @@ class SampleSet {
   // mean * 100. Infinite below 2 samples (nothing is known about the spread yet).
   double ci95_pct() const;
   // Quantile q in [0, 1] of the kept samples, linearly interpolated; 0 when empty.
-  double quantile(double q) const;
+  double quantile(double q) const { return quantiles({q}).front(); }
+  // Several at once, from one sort of the kept samples.
+  std::vector<double> quantiles(const std::vector<double>& qs) const;
 
  private:
   std::size_t count_ = 0;
