@@ -54,7 +54,7 @@ int window_for(int window, std::uint64_t bytes) {
 }
 
 int slots_for(int window, std::uint64_t bytes) {
-  return bounded(window_for(window, bytes), bytes, std::uint64_t{1} << 20);
+  return bounded(window_for(window, bytes), bytes, std::uint64_t{256} << 10);
 }
 
 std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes) {
