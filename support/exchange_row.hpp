@@ -9,6 +9,9 @@
 //
 // `Exchange` moves one sample: round_trip(send, recv), stream(send, recv, window),
 // bidir(send, recv, window), and complete() to wait for what it queued (NCCL; MPI: nothing).
+// Most paths build one per call of the row; an exchange that owns per-row state (mpi_staged's
+// host staging buffers) is made and kept with the slots instead, and exchange_row_via finds it
+// there.
 #pragma once
 
 #include <functional>
@@ -19,15 +22,18 @@
 
 namespace xfer {
 
-template <class Slots, class Exchange>
-void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mode mode,
-                  Exchange& exchange,
-                  const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
+// `exchange_of(slots)` is the Exchange that moves a sample through the row's `slots`.
+template <class Slots, class ExchangeOf>
+void exchange_row_via(
+    benchmark::State& state, const Harness& h, const Row& row, Mode mode,
+    const ExchangeOf& exchange_of,
+    const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
   const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
   const std::size_t bytes = row.bytes;
   const int window = window_for(h.config.window, bytes);
   const int slots = mode == Mode::PingPong ? 1 : slots_for(h.config.window, bytes);
   const auto one_sample = [&](Slots& b) {
+    auto& exchange = exchange_of(b);
     if (mode == Mode::PingPong) {
       exchange.round_trip(b.send(), b.recv());
     } else if (mode == Mode::Stream) {
@@ -41,7 +47,7 @@ void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mod
       state, h, row, [&] { return make(traffic_of(mode, role), slots); },
       [&](Slots& made) {
         for (int i = 0; i < warmup_for(h.config, bytes); ++i) one_sample(made);
-        exchange.complete();
+        exchange_of(made).complete();
       });
   if (!b) return;
 
@@ -54,7 +60,7 @@ void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mod
           state, h, row, batch, role.leader,
           [&] {
             return host_timed(
-                calls, [&] { one_sample(*b); }, [&] { exchange.complete(); }, per_message);
+                calls, [&] { one_sample(*b); }, [&] { exchange_of(*b).complete(); }, per_message);
           },
           m))
     return;
@@ -65,6 +71,15 @@ void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mod
     return;
 
   report_row(state, row, m, batch, directions(mode), static_cast<int>(h.config.rank_pairs.size()));
+}
+
+// One exchange for every sample of this call of the row.
+template <class Slots, class Exchange>
+void exchange_row(benchmark::State& state, const Harness& h, const Row& row, Mode mode,
+                  Exchange& exchange,
+                  const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
+  exchange_row_via<Slots>(
+      state, h, row, mode, [&](Slots&) -> Exchange& { return exchange; }, make);
 }
 
 }  // namespace xfer

@@ -22,7 +22,8 @@ struct RowResult {
   double latency_us = 0;
 };
 
-// "mpi_staged/host:pinned/mode:sequential" of "mpi_staged/host:pinned/mode:sequential/bytes:8"
+// "mpi_staged/host:pinned/staging:pipelined/mode:stream" of
+// "mpi_staged/host:pinned/staging:pipelined/mode:stream/bytes:8"
 std::string family_of(const std::string& row);
 // 8 of ".../bytes:8/manual_time"; 0 if the name has no size.
 std::uint64_t bytes_of(const std::string& row);

@@ -89,7 +89,8 @@ class Side:
     contexts: list
     series: dict
     aggregate_only_files: list
-    # file: (rows named without a mode, (one such name, its current name))
+    # file: [(a name as that file wrote it, its current name)] of its rows
+    # named as before exchange modes, in file order
     legacy_files: dict = dataclasses.field(default_factory=dict)
 
 
@@ -245,16 +246,33 @@ def normalise_name(name):
 # Paths between ranks whose rows name an exchange mode (mode:pingpong,
 # mode:stream, mode:bidir). Files from before modes existed name their
 # ping-pong rows without one: mpi_host/bytes:8 measured what
-# mpi_host/mode:pingpong/bytes:8 measures. Other paths' mode: components
-# (mpi_staged's mode:sequential) mean something else and are never touched.
+# mpi_host/mode:pingpong/bytes:8 measures.
 EXCHANGE_PATHS = ('mpi_host', 'mpi_cuda_aware', 'nccl_sendrecv')
 LEGACY_MODE = 'mode:pingpong'
+# mpi_staged named its staging mode: too until it gained exchange modes; now
+# staging: is followed by the exchange mode, and those rows measured
+# ping-pong: mpi_staged/host:pinned/mode:pipelined/bytes:8 is
+# mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8. Other
+# paths' mode: components (host_staging's mode:sequential) mean staging and
+# are never touched.
+STAGED_PATH = 'mpi_staged'
+LEGACY_STAGING = {'mode:sequential': 'staging:sequential',
+                  'mode:pipelined': 'staging:pipelined'}
 
 
 def canonical_name(name):
     """The current name of a (normalised) row name: an exchange path's row
-    without a mode component gains mode:pingpong right after the path."""
+    without a mode component gains mode:pingpong right after the path, and
+    in an mpi_staged row without a staging: component, mode:sequential or
+    mode:pipelined becomes staging:sequential or staging:pipelined followed
+    by mode:pingpong."""
     parts = name.split('/')
+    if parts[0] == STAGED_PATH and not any(
+            part.startswith('staging:') for part in parts[1:]):
+        return '/'.join(
+            f'{LEGACY_STAGING[part]}/{LEGACY_MODE}'
+            if i and part in LEGACY_STAGING else part
+            for i, part in enumerate(parts))
     if parts[0] in EXCHANGE_PATHS and not any(
             part.startswith('mode:') for part in parts[1:]):
         parts.insert(1, LEGACY_MODE)
@@ -342,7 +360,7 @@ def load_side(label, paths):
         renamed = [(min(s.legacy_names), name)
                    for name, s in file_series.items() if s.legacy_names]
         if renamed:
-            side.legacy_files[path] = (len(renamed), renamed[0])
+            side.legacy_files[path] = renamed
         for name, series in file_series.items():
             side.series.setdefault(name, Series()).extend(series)
     return side
@@ -802,18 +820,23 @@ def aggregate_notes(base, new):
 
 
 def legacy_name_notes(base, new):
-    """One note for every file whose exchange rows carry no mode."""
-    files = [(side.label, path, count, example)
+    """One note for the files whose rows are named as before exchange
+    modes, with an example of each kind of renaming they needed."""
+    files = [(side.label, path, renamed)
              for side in (base, new)
-             for path, (count, example) in side.legacy_files.items()]
+             for path, renamed in side.legacy_files.items()]
     if not files:
         return []
-    listed = ', '.join(f'{label} file {path} ({plural(count, "row")})'
-                       for label, path, count, _ in files)
-    old, current = files[0][3]
-    return [f'Rows named without an exchange mode (written before modes '
-            f'existed; they measured ping-pong) in {listed}: matched and '
-            f'shown as {LEGACY_MODE}, e.g. {old} as {current}.']
+    listed = ', '.join(f'{label} file {path} ({plural(len(renamed), "row")})'
+                       for label, path, renamed in files)
+    renamed = [pair for _, _, pairs in files for pair in pairs]
+    staged = [pair for pair in renamed if path_of(pair[0]) == STAGED_PATH]
+    others = [pair for pair in renamed if path_of(pair[0]) != STAGED_PATH]
+    shown = ' and '.join(f'{old} as {current}'
+                         for old, current in others[:1] + staged[:1])
+    return [f'Rows named as before exchange modes (they measured ping-pong) '
+            f'in {listed}: matched and shown under their current names, with '
+            f'{LEGACY_MODE}, e.g. {shown}.']
 
 
 def significance_notes(rows, alpha):

@@ -3,9 +3,9 @@
 
 Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels path]
          bandwidth and one-way latency against message size, one line per
-         path and variant (a colour per path, a line style and marker per
-         mode or variant), several runs overlaid; --panels path gives each
-         path its own pair of panels.
+         path and variant (a colour per path, a line style per mode or
+         variant, a marker per pair or staging), several runs overlaid;
+         --panels path gives each path its own pair of panels.
 Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
          GB/s per (source, destination) GPU from an all-pairs run, as a
          heatmap (-o) or as a text table (no -o, or --text); the text table
@@ -51,10 +51,17 @@ GPU_PEER_PATHS = {"memcpy_peer", "mpi_cuda_aware", "nccl_sendrecv"}
 HOST_PATHS = {"host_staging", "mpi_staged"}
 
 # Paths between ranks name an exchange mode after the path; files from
-# before modes existed name their ping-pong rows without one. For other
-# paths a mode: component (mpi_staged's mode:sequential) means staging.
+# before modes existed name their ping-pong rows without one. host_staging's
+# mode: component (mode:sequential, mode:pipelined) means staging.
 EXCHANGE_PATHS = ("mpi_host", "mpi_cuda_aware", "nccl_sendrecv")
 EXCHANGE_MODES = ("mode:pingpong", "mode:stream", "mode:bidir")
+# mpi_staged named its staging mode: too until it gained exchange modes; now
+# staging: is followed by the exchange mode, and those rows measured
+# ping-pong: mpi_staged/host:pinned/mode:pipelined is the series
+# mpi_staged/host:pinned/staging:pipelined/mode:pingpong.
+STAGED_PATH = "mpi_staged"
+LEGACY_STAGING = {"mode:sequential": "staging:sequential",
+                  "mode:pipelined": "staging:pipelined"}
 # Rows whose time is per message of a window (the inverse of throughput),
 # not a latency: bandwidth chart only.
 THROUGHPUT_MODES = {"mode:stream", "mode:bidir"}
@@ -66,8 +73,10 @@ PATH_COLORS = {"mpi_host": "#1f77b4", "mpi_cuda_aware": "#ff7f0e",
                "memcpy_peer": "#9467bd", "host_staging": "#8c564b"}
 SPARE_COLORS = ("#e377c2", "#bcbd22", "#17becf", "#393b79", "#8c6d31",
                 "#637939", "#7b4173")
-# Within a path: a line style per mode or variant (pair components aside),
-# a marker per GPU pair or pair count.
+# Within a path: the line style is the exchange mode's (ping-pong solid,
+# stream dashed, bidir dash-dot, the first three), or for paths without
+# exchange modes one per variant; a marker per GPU pair or pair count and
+# per variant beside the mode (mpi_staged's staging).
 LINESTYLES = ("-", "--", "-.", ":", (0, (8, 2, 2, 2, 2, 2)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
 # Overlaid runs: the same colour and style, told apart by marker fill and
@@ -209,9 +218,17 @@ def xferbench_context(doc):
 # ---------------------------------------------------------------- rows
 
 def canonical_key(key):
-    """An exchange path's key without a mode (a file from before modes)
-    gains mode:pingpong after the path: those rows measured ping-pong."""
+    """The current name of a key from a file before exchange modes (those
+    rows measured ping-pong): an exchange path's key without a mode gains
+    mode:pingpong after the path; mpi_staged's mode:sequential|pipelined
+    becomes staging:sequential|pipelined/mode:pingpong."""
     parts = key.split("/")
+    if parts[0] == STAGED_PATH and not any(
+            part.startswith("staging:") for part in parts[1:]):
+        return "/".join(
+            "/".join((LEGACY_STAGING[part], EXCHANGE_MODES[0]))
+            if i and part in LEGACY_STAGING else part
+            for i, part in enumerate(parts))
     if parts[0] in EXCHANGE_PATHS and not any(
             part.startswith("mode:") for part in parts[1:]):
         parts.insert(1, EXCHANGE_MODES[0])
@@ -416,10 +433,18 @@ def load_runs(files):
 
 def legacy_key(key):
     """The name files from before modes gave a ping-pong series
-    ('mpi_host/mode:pingpong' -> 'mpi_host'); None for other series."""
+    ('mpi_host/mode:pingpong' -> 'mpi_host', 'mpi_staged/host:pinned/
+    staging:pipelined/mode:pingpong' -> 'mpi_staged/host:pinned/
+    mode:pipelined'); None for other series."""
     parts = key.split("/")
     if parts[0] in EXCHANGE_PATHS and parts[1:2] == [EXCHANGE_MODES[0]]:
         return "/".join(parts[:1] + parts[2:])
+    if parts[0] == STAGED_PATH:
+        old_staging = {new: old for old, new in LEGACY_STAGING.items()}
+        for i in range(1, len(parts) - 1):
+            if parts[i] in old_staging and parts[i + 1] == EXCHANGE_MODES[0]:
+                return "/".join(parts[:i] + [old_staging[parts[i]]]
+                                + parts[i + 2:])
     return None
 
 
@@ -589,7 +614,7 @@ def matrix_text(matrix):
 @dataclass(frozen=True)
 class Style:
     """How one series is drawn: colour from its path, line style from its
-    mode or variant, marker from its GPU pair or pair count."""
+    mode or variant, marker from the rest (GPU pair, pair count, staging)."""
     color: str
     linestyle: object
     marker: str
@@ -663,26 +688,44 @@ def series_order(keys):
     return sorted(set(keys), key=order)
 
 
+def line_and_marker_parts(key):
+    """(what sets the line style, what sets the marker) of a key: its
+    exchange mode and the rest ('mode:stream', 'host:pinned/staging:
+    pipelined/pairs:2'), or for a key without an exchange mode its variant
+    and its pair components."""
+    variant, pairs = variant_parts(key)
+    parts = variant.split("/")
+    modes = [p for p in parts if p in EXCHANGE_MODES]
+    if not modes:
+        return variant, pairs
+    rest = "/".join(p for p in parts if p not in EXCHANGE_MODES)
+    return modes[0], "/".join(p for p in (rest, pairs) if p)
+
+
 def series_styles(keys):
     """{key: Style} for all the keys of all the runs drawn together, so a
-    series looks the same in every run. Within a path, each mode or variant
-    has its own line style and each pair component its own marker (they
-    repeat only beyond 5 variants or 12 pair components in one path)."""
+    series looks the same in every run. The line style is the exchange
+    mode's, the same in every path (ping-pong solid, stream dashed, bidir
+    dash-dot); within a path without exchange modes each variant has its own.
+    Within a path each pair component, and each variant beside the mode
+    (mpi_staged's staging), has its own marker (styles repeat only beyond 5
+    variants or 12 markers in one path)."""
     colors = path_colors({series_path(k) for k in keys})
     by_path = defaultdict(list)
     for key in series_order(keys):
         by_path[series_path(key)].append(key)
     styles = {}
     for path, path_keys in by_path.items():
-        variants = list(dict.fromkeys(variant_parts(k)[0] for k in path_keys))
-        pairs = sorted({variant_parts(k)[1] for k in path_keys},
-                       key=natural_key)
-        for key in path_keys:
-            variant, pair = variant_parts(key)
-            styles[key] = Style(
-                colors[path],
-                LINESTYLES[variants.index(variant) % len(LINESTYLES)],
-                MARKERS[pairs.index(pair) % len(MARKERS)])
+        parts = {key: line_and_marker_parts(key) for key in path_keys}
+        variants = [v for v in dict.fromkeys(p[0] for p in parts.values())
+                    if v not in EXCHANGE_MODES]
+        markers = sorted({p[1] for p in parts.values()}, key=natural_key)
+        for key, (line, marker) in parts.items():
+            index = EXCHANGE_MODES.index(line) if line in EXCHANGE_MODES \
+                else variants.index(line)
+            styles[key] = Style(colors[path],
+                                LINESTYLES[index % len(LINESTYLES)],
+                                MARKERS[markers.index(marker) % len(MARKERS)])
     return styles
 
 
@@ -942,9 +985,9 @@ def split_axes(pyplot, layout, legend_counts):
 def build_curves_figure(pyplot, runs, with_references, panels="none"):
     """The curves figure: per panel column a bandwidth axes above a latency
     axes (one column, or one per path with panels='path', each with its own
-    legend below), a colour per path, a line style per mode or variant,
-    runs told apart by marker fill and shade; stream and bidir series on
-    the bandwidth axes only."""
+    legend below), a colour per path, a line style per mode or variant, a
+    marker per pair or staging, runs told apart by marker fill and shade;
+    stream and bidir series on the bandwidth axes only."""
     layout = panel_layout(runs, panels)
     split = panels != "none"
     references = [panel_references(runs, panel) if with_references else {}

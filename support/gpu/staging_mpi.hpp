@@ -1,23 +1,33 @@
 // Device data through MPI by way of host memory, for an MPI that cannot take device pointers:
-// the seed tutorial's "CUDA staged version", and the pipelined one a careful implementation
-// would write.
+// the seed tutorial's "CUDA staged version", the pipelined one a careful implementation would
+// write, and support/exchange.hpp's three modes on top of them (mpi_staged's exchange).
 //
-//   MpiStaging staging(world, device, stream, bytes, HostMemory::Pinned, StagingMode::Pipelined);
-//   staging.send(device_src, peer, tag);   // D2H into host memory, MPI_Send from it
-//   staging.recv(device_dst, peer, tag);   // MPI_Recv into host memory, H2D; returns once the
-//                                          // data is on the device
+//   MpiStaging staging(world, role, device, bytes, window, HostMemory::Pinned,
+//                      StagingMode::Pipelined, tag);    // host buffers, once per row
+//   staging.round_trip(send, recv);                    // the leader's send.at(0) to its peer
+//                                                      // and back into its recv.at(0)
+//   staging.stream(send, recv, window);                // a window leader -> peer, then an ack
+//   staging.bidir(send, recv, window);                 // a window each way at once
 //
-// Sequential: the whole message is copied, then sent (or received, then copied), through
-// host buffers of the message's size.
-// Pipelined: the message moves in chunks (chunk_for()) through a small ring of pinned slots,
-// so the copy of one chunk overlaps the MPI transfer of others, and the slots stay in the CPU
-// caches instead of streaming the whole message through DRAM twice. The sender queues D2H
-// copies into free slots with an event behind each and MPI_Isends a chunk as soon as its event
-// completes; a slot is reused once its send has completed. The receiver keeps an MPI_Irecv
-// posted in every free slot and queues a chunk's H2D copy as soon as it has arrived; a slot is
-// reposted once that copy has completed. Each rank keeps calling into MPI while it waits for
-// the GPU, so MPI's own progress never stalls. Needs pinned memory: copies from pageable
-// memory do not overlap with anything.
+// Every leg ends with the data on the receiving GPU: a receive returns once its copies to the
+// device have completed, so a ping-pong's echo and a stream's acknowledgement only leave a rank
+// whose data has arrived.
+//
+// Sequential (ping-pong only): the whole message is copied, then sent (or received, then
+// copied), through host buffers of the message's size.
+// Pipelined: messages move in chunks (chunk_for()) through a small ring of pinned slots per
+// direction, so the copy of one chunk overlaps the MPI transfer of others, and the slots stay
+// in the CPU caches instead of streaming the whole message through DRAM twice. A window's
+// messages are one sequence of chunks (message i chunk j), so the ring never drains between
+// messages. The sender (SendPipe) queues D2H copies into free slots with an event behind each
+// and MPI_Isends a chunk as soon as its event completes; a slot is reused once its send has
+// completed. The receiver (RecvPipe) keeps an MPI_Irecv posted in every free slot and queues a
+// chunk's H2D copy as soon as it has arrived; a slot is reposted once that copy has completed.
+// Each pipe is a state machine that never blocks (step() polls MPI_Test and cudaEventQuery),
+// so a rank that sends and receives at once (bidir) steps both in one loop, and each keeps
+// calling into MPI while it waits for the GPU, so MPI's own progress never stalls. The two
+// directions have their own slots, events, requests and stream. Needs pinned memory: copies
+// from pageable memory do not overlap with anything.
 //
 // Sends and receives use separate host buffers, so a receive that delivered nothing cannot
 // pass validation with data this rank staged itself.
@@ -27,15 +37,80 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "../exchange.hpp"
 #include "../world.hpp"
 #include "cuda.hpp"
+#include "device_slots.hpp"
 
 namespace xfer::gpu {
 
 enum class HostMemory { Pinned, Pageable };
 enum class StagingMode { Sequential, Pipelined };
+
+// One direction of pipelined staging: a ring of pinned slots, with an event and an MPI request
+// per slot, on a stream of its own. start() takes a sequence of messages of one size (message i
+// at messages.at(i)), cut into chunks; step() does whatever can be done without waiting and
+// returns; done() once the last chunk is through.
+class StagingPipe {
+ public:
+  StagingPipe(int device, std::size_t bytes, std::size_t chunk, std::size_t slots);
+  // Before every timed pass on the receiving side: a constant differs from the pattern almost
+  // everywhere.
+  void poison();
+
+ protected:
+  void begin(const SlotView& messages, std::int64_t count, int peer, int tag, MPI_Comm comm);
+  char* device_chunk(std::size_t k) const;  // chunk k of the sequence: message k / per_message_
+  std::size_t chunk_bytes(std::size_t k) const;
+  char* slot(std::size_t k) const;
+  cudaEvent_t event(std::size_t k) const { return events_[k % slots_].get(); }
+  MPI_Request* request(std::size_t k) { return &requests_[k % slots_]; }
+
+  std::size_t bytes_;        // one message
+  std::size_t chunk_;        // one chunk of it (the last may be shorter)
+  std::size_t per_message_;  // chunks per message
+  std::size_t stride_;       // one slot: min(chunk, message), in whole 64-byte cache lines
+  std::size_t slots_;
+  Stream stream_;
+  PinnedBuffer pinned_;
+  std::vector<Event> events_;
+  std::vector<MPI_Request> requests_;
+  SlotView messages_;
+  std::size_t total_ = 0;  // chunks in the sequence
+  int peer_ = -1;
+  int tag_ = 0;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+class SendPipe : public StagingPipe {
+ public:
+  using StagingPipe::StagingPipe;
+  void start(const SlotView& from, std::int64_t count, int peer, int tag, MPI_Comm comm);
+  void step();
+  bool done() const { return done_ == total_; }  // every chunk sent (its slot free again)
+
+ private:
+  // Chunks [0, copied_) are queued for D2H, [0, sent_) handed to MPI, [0, done_) sent.
+  std::size_t copied_ = 0, sent_ = 0, done_ = 0;
+};
+
+class RecvPipe : public StagingPipe {
+ public:
+  using StagingPipe::StagingPipe;
+  void start(const SlotView& into, std::int64_t count, int peer, int tag, MPI_Comm comm);
+  void step();
+  bool done() const { return arrived_ == total_; }  // every chunk arrived and queued for H2D
+  void finish() { stream_.synchronize(); }          // ... and on the device
+
+ private:
+  // Chunks [0, posted_) have a receive posted, [0, arrived_) are queued for H2D, [0, freed_)
+  // are on the device (their slots free again).
+  std::size_t posted_ = 0, arrived_ = 0, freed_ = 0;
+};
 
 class MpiStaging {
  public:
@@ -49,43 +124,62 @@ class MpiStaging {
   static constexpr std::size_t kSlots = 8;
   static std::size_t chunk_for(std::size_t bytes);
 
-  // Allocates the host buffers; `stream`, of `device` (where the data lives), carries the
-  // copies.
-  MpiStaging(const World& world, int device, cudaStream_t stream, std::size_t bytes,
-             HostMemory host, StagingMode mode);
+  // Allocates the host buffers on the ranks of a pair (a rank in no pair allocates nothing and
+  // takes part in nothing) for messages of `bytes`, at most `window` of them per call (1 for
+  // ping-pong); copies run on streams of `device`, where the data lives. Tags: `tag_base` for
+  // data, `tag_base + 1` for the echo and the acknowledgement.
+  MpiStaging(const World& world, const PairRole& role, int device, std::size_t bytes, int window,
+             HostMemory host, StagingMode mode, int tag_base);
 
-  void send(const void* device_src, int peer, int tag);
-  void recv(void* device_dst, int peer, int tag);
+  // exchange_row's Exchange (support/exchange.hpp's modes, the same messages and tags as
+  // MpiExchange). bidir needs Pipelined: blocking sends both ways would wait for each other.
+  void round_trip(const SlotView& send, const SlotView& recv);
+  void stream(const SlotView& send, const SlotView& recv, int window);
+  void bidir(const SlotView& send, const SlotView& recv, int window);
+  void complete() {}  // every call returns with its data through
 
-  // Poisons the host receive buffer (before every timed pass, with the device buffers).
+  // Poisons the host receive buffers (before every timed pass, with the device buffers).
   void poison();
 
-  std::size_t chunk() const { return chunk_; }
-  std::size_t chunks() const { return bytes_ == 0 ? 1 : (bytes_ + chunk_ - 1) / chunk_; }
-
  private:
-  void* host_send() const;
-  void* host_recv() const;
-  void send_sequential(const void* device_src, int peer, int tag);
-  void recv_sequential(void* device_dst, int peer, int tag);
-  void send_pipelined(const void* device_src, int peer, int tag);
-  void recv_pipelined(void* device_dst, int peer, int tag);
-  std::size_t chunk_bytes(std::size_t index) const;
-  char* send_slot(std::size_t chunk) const;
-  char* recv_slot(std::size_t chunk) const;
+  void send(const SlotView& from, std::int64_t count, int tag);
+  void recv(const SlotView& into, std::int64_t count, int tag);
+  void send_sequential(const void* device_src, int tag);
+  void recv_sequential(void* device_dst, int tag);
 
   const World& world_;
-  cudaStream_t stream_;
+  PairRole role_;
   std::size_t bytes_;
   MessageType message_;  // sequential: the whole message, in one MPI call even above 2 GiB
   HostMemory host_;
   StagingMode mode_;
-  std::size_t chunk_;
-  std::size_t slots_ = 1;
+  int tag_;
+  Stream stream_;  // sequential copies
   PinnedBuffer pinned_send_, pinned_recv_;
   PageableBuffer pageable_send_, pageable_recv_;
-  std::vector<Event> slot_events_;     // pipelined: per slot, after its chunk's D2H or H2D copy
-  std::vector<MPI_Request> requests_;  // pipelined: per slot, its chunk's send or receive
+  std::unique_ptr<SendPipe> send_pipe_;  // pipelined
+  std::unique_ptr<RecvPipe> recv_pipe_;
+  char ack_[4] = {};
+};
+
+// exchange_row's Slots for mpi_staged: the row's device slots and the host staging between them
+// and MPI, made once per row, kept and poisoned together; the staging is the row's exchange.
+class StagedSlots {
+ public:
+  StagedSlots(DeviceSlots device, std::unique_ptr<MpiStaging> staging)
+      : device_(std::move(device)), staging_(std::move(staging)) {}
+  SlotView send() const { return device_.send(); }
+  SlotView recv() const { return device_.recv(); }
+  MpiStaging& staging() { return *staging_; }
+  void poison() {
+    device_.poison();
+    staging_->poison();
+  }
+  void validate(bool corrupt) { device_.validate(corrupt); }
+
+ private:
+  DeviceSlots device_;
+  std::unique_ptr<MpiStaging> staging_;
 };
 
 }  // namespace xfer::gpu

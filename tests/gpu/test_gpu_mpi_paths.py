@@ -17,9 +17,9 @@ from xfer_testlib import failed, launch, launch_json, no_gpu, rows  # noqa: E402
 SIZES = (8, 65536, 4194304)
 FAST = ["--xfer_sizes=" + ",".join(str(s) for s in SIZES), "--benchmark_min_time=0.01"]
 FAMILIES = {
-    "mpi_staged": ["mpi_staged/host:pinned/mode:sequential",
-                   "mpi_staged/host:pageable/mode:sequential",
-                   "mpi_staged/host:pinned/mode:pipelined"],
+    "mpi_staged": ["mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+                   "mpi_staged/host:pageable/staging:sequential/mode:pingpong",
+                   "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"],
     "mpi_cuda_aware": ["mpi_cuda_aware/mode:pingpong"],
     "nccl_sendrecv": ["nccl_sendrecv/mode:pingpong"],
 }
@@ -149,7 +149,8 @@ class MoreRanks(unittest.TestCase):
         reasons = skipped(doc)
         names = {r["name"] for r in rows(doc)}
         # Ranks beyond 1 only agree: mpi_staged runs with any number of ranks.
-        self.assertIn("mpi_staged/host:pinned/mode:sequential/bytes:8/manual_time", names)
+        self.assertIn("mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:8/manual_time",
+                      names)
         # NCCL needs a GPU per rank: with fewer GPUs than ranks on a host it must say so.
         gpus = [(r["host"], r["gpu"]) for r in doc["context"]["xferbench"]["ranks"]]
         if "built without NCCL" in reasons.get("nccl_sendrecv", ""):
@@ -201,6 +202,62 @@ class Modes(unittest.TestCase):
             self.assertIn("validation: 1 of", message(r))
 
 
+class StagedModes(unittest.TestCase):
+    """mpi_staged's pipelined staging in mode:stream and mode:bidir (a window as one sequence of
+    chunks; both directions stepped at once); the sequential variants stay ping-pong only.
+    Sizes: one chunk, and several chunks per message (4 MiB: 8 chunks of 512 KiB)."""
+
+    PIPELINED = "mpi_staged/host:pinned/staging:pipelined"
+    SIZES = (8, 65536, 4194304)
+    ARGS = ["--xfer_sizes=8,65536,4194304", "--xfer_modes=all", "--xfer_max_time=0.05",
+            "--benchmark_filter=^mpi_staged/"]
+
+    def check_rows(self, doc, modes, pairs=1):
+        suffix = f"/pairs:{pairs}" if pairs > 1 else ""
+        for mode in modes:
+            for size in self.SIZES:
+                name = f"{self.PIPELINED}/mode:{mode}{suffix}/bytes:{size}/manual_time"
+                row = [r for r in rows(doc) if r["name"] == name]
+                self.assertEqual(len(row), 1, name)
+                self.assertFalse(failed(row[0]), message(row[0]))
+                moved = (2 if mode == "bidir" else 1) * pairs * size  # GB/s: all of it
+                self.assertAlmostEqual(row[0]["GB/s"], moved / (row[0]["real_time"] * 1e-6) / 1e9,
+                                       delta=row[0]["GB/s"] * 1e-3)
+
+    def test_every_mode_runs_and_validates(self):
+        proc, doc = launch_json(2, self.ARGS, timeout=600)
+        if gpu_missing(proc):
+            raise no_gpu(gpu_missing(proc))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.check_rows(doc, ("pingpong", "stream", "bidir"))
+        names = [r["name"] for r in rows(doc)]
+        self.assertFalse([n for n in names if "staging:sequential/mode:stream" in n
+                          or "staging:sequential/mode:bidir" in n], names)
+        self.assertEqual(len(names), 5 * len(self.SIZES), names)
+
+    def test_a_corrupted_byte_fails_every_mode(self):
+        proc, doc = launch_json(2, self.ARGS + ["--xfer_test_corrupt=mpi_staged"], timeout=600)
+        if gpu_missing(proc):
+            raise no_gpu(gpu_missing(proc))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        bad = [r for r in rows(doc) if r["name"].startswith("mpi_staged/") and failed(r)]
+        self.assertEqual(len(bad), 5 * len(self.SIZES), [r["name"] for r in rows(doc)])
+        for r in bad:
+            self.assertIn("validation: 1 of", message(r))
+
+    def test_two_pairs_stream_and_bidir_at_once(self):
+        proc, doc = launch_json(4, ["--xfer_sizes=8,65536,4194304", "--xfer_modes=stream,bidir",
+                                    "--xfer_pairs=halves", "--xfer_max_time=0.05",
+                                    "--benchmark_filter=^mpi_staged/"], timeout=600)
+        if gpu_missing(proc):
+            raise no_gpu(gpu_missing(proc))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.check_rows(doc, ("stream", "bidir"), pairs=2)
+        self.assertEqual(len(rows(doc)), 2 * len(self.SIZES), [r["name"] for r in rows(doc)])
+        for r in rows(doc):
+            self.assertLessEqual(r["pair_gbps_min"], r["pair_gbps_max"])
+
+
 class Console(unittest.TestCase):
     def test_console_table_has_the_gpu_rows_once(self):
         proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=0.01", FILTER,
@@ -208,8 +265,9 @@ class Console(unittest.TestCase):
         if gpu_missing(proc):
             raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.count("mpi_staged/host:pinned/mode:pipelined/bytes:8"), 1,
-                         proc.stdout)
+        self.assertEqual(
+            proc.stdout.count("mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8"), 1,
+            proc.stdout)
         self.assertIn("GB/s=", proc.stdout)
 
 

@@ -25,8 +25,10 @@ REAL_B = FIXTURES / 'real_mpi_host_b.json'
 CI_BASE = FIXTURES / 'ci_single_base.json'
 CI_NEW = FIXTURES / 'ci_single_new.json'
 CI_HOSTILE = FIXTURES / 'ci_hostile_new.json'
-# The same machine before exchange modes (mpi_host/bytes:N ...) and after
-# (mpi_host/mode:pingpong/bytes:N, mode:stream, mode:bidir, pairs:2).
+# The same machine before exchange modes (mpi_host/bytes:N ...,
+# mpi_staged/host:pinned/mode:sequential/bytes:N) and after
+# (mpi_host/mode:pingpong/bytes:N, mode:stream, mode:bidir, pairs:2;
+# mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:N).
 MODES_LEGACY = FIXTURES / 'modes_legacy.json'
 MODES_MODERN = FIXTURES / 'modes_modern.json'
 
@@ -915,15 +917,20 @@ class NamingTest(unittest.TestCase):
 class ExchangeModeNameTest(CompareToolCase):
     """Ping-pong rows named before exchange modes match mode:pingpong."""
 
-    STAGED = 'mpi_staged/host:pinned/mode:sequential'
+    STAGED = 'mpi_staged/host:pinned/staging:sequential/mode:pingpong'
+    OLD_STAGED = 'mpi_staged/host:pinned/mode:sequential'
 
     def test_legacy_file_compares_with_modern_file_row_by_row(self):
         result = self.run_tool(MODES_LEGACY, MODES_MODERN)
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn('1 regression beyond 5%: '
                       'nccl_sendrecv/mode:pingpong/bytes:65536', result.stdout)
-        self.assertIn(f'base file {MODES_LEGACY} (6 rows): matched and shown '
-                      'as mode:pingpong', result.stdout)
+        self.assertIn(f'base file {MODES_LEGACY} (8 rows): matched and shown '
+                      'under their current names, with mode:pingpong, e.g. '
+                      'mpi_host/bytes:8 as mpi_host/mode:pingpong/bytes:8 and '
+                      f'{self.OLD_STAGED}/bytes:8 as {self.STAGED}/bytes:8.',
+                      result.stdout)
+        self.assertNotIn(f'new file {MODES_MODERN}', result.stdout)
         _, report = self.report(MODES_LEGACY, MODES_MODERN)
         statuses = self.statuses(report)
         self.assertNotIn('missing', statuses.values())
@@ -948,18 +955,45 @@ class ExchangeModeNameTest(CompareToolCase):
         self.assertFalse([n for n in statuses if '/mode:' not in n])
         self.assertEqual(statuses['mpi_host/mode:stream/bytes:8'], 'missing')
 
-    def test_mpi_staged_names_are_untouched(self):
+    def test_mpi_staged_staging_modes_are_read_as_staging(self):
         _, report = self.report(MODES_LEGACY, MODES_MODERN)
-        names = [row['name'] for row in report['rows']]
-        self.assertIn(f'{self.STAGED}/bytes:8', names)
-        self.assertFalse([n for n in names
-                          if n.startswith('mpi_staged/')
-                          and 'pingpong' in n])
-        name = 'mpi_staged/bytes:8/manual_time'  # a staged row, no mode
+        statuses = self.statuses(report)
+        self.assertEqual(statuses[f'{self.STAGED}/bytes:8'], 'same')
+        self.assertFalse([n for n in statuses if self.OLD_STAGED in n])
+        name = 'mpi_staged/bytes:8/manual_time'  # no staging mode: untouched
         code, report = self.report(*self.pair(iteration_rows(name, 2.0),
                                               iteration_rows(name, 2.0)))
         self.assertEqual(self.statuses(report), {'mpi_staged/bytes:8': 'same'})
         self.assertEqual(report['notes'], [])
+
+    def test_old_pipelined_rows_match_pipelined_ping_pong_only(self):
+        old = 'mpi_staged/host:pinned/mode:pipelined'
+        current = 'mpi_staged/host:pinned/staging:pipelined'
+        legacy = (iteration_rows(f'{old}/bytes:8/manual_time', 13.0)
+                  + iteration_rows(f'{old}/pairs:2/bytes:8/manual_time', 14.0))
+        modern = []
+        for variant, time in (('mode:pingpong', 13.0), ('mode:stream', 3.1),
+                              ('mode:bidir', 3.6),
+                              ('mode:pingpong/pairs:2', 14.0)):
+            modern += iteration_rows(f'{current}/{variant}/bytes:8/manual_time',
+                                     time)
+        _, report = self.report(*self.pair(legacy, modern))
+        self.assertEqual(self.statuses(report), {
+            f'{current}/mode:pingpong/bytes:8': 'same',
+            f'{current}/mode:pingpong/pairs:2/bytes:8': 'same',
+            f'{current}/mode:stream/bytes:8': 'new',
+            f'{current}/mode:bidir/bytes:8': 'new'})
+        [note] = [n for n in report['notes'] if 'current names' in n]
+        self.assertIn('(2 rows)', note)
+        self.assertIn(f'e.g. {old}/bytes:8 as {current}/mode:pingpong/bytes:8.',
+                      note)
+        self.assertNotIn('mpi_host', note)  # no example of a kind not there
+        for pattern in (f'^{old}/bytes:8$', f'^{current}/mode:pingpong/bytes:8$'):
+            with self.subTest(filter=pattern):
+                _, report = self.report(*self.pair(legacy, modern),
+                                        '--filter', pattern)
+                self.assertEqual(self.statuses(report),
+                                 {f'{current}/mode:pingpong/bytes:8': 'same'})
 
     def test_stream_rows_never_match_ping_pong_rows(self):
         legacy = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
@@ -989,7 +1023,7 @@ class ExchangeModeNameTest(CompareToolCase):
     def test_files_with_modes_get_no_renaming_note(self):
         result = self.run_tool(MODES_MODERN, MODES_MODERN)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn('without an exchange mode', result.stdout)
+        self.assertNotIn('named as before exchange modes', result.stdout)
 
     def test_canonical_name(self):
         cases = {
@@ -1002,7 +1036,16 @@ class ExchangeModeNameTest(CompareToolCase):
             'mpi_host/mode:stream/pairs:2/bytes:8':
                 'mpi_host/mode:stream/pairs:2/bytes:8',
             'mpi_staged/host:pinned/mode:sequential/bytes:8':
-                'mpi_staged/host:pinned/mode:sequential/bytes:8',
+                'mpi_staged/host:pinned/staging:sequential/mode:pingpong/'
+                'bytes:8',
+            'mpi_staged/host:pageable/mode:sequential/bytes:8':
+                'mpi_staged/host:pageable/staging:sequential/mode:pingpong/'
+                'bytes:8',
+            'mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8':
+                'mpi_staged/host:pinned/staging:pipelined/mode:pingpong/'
+                'pairs:2/bytes:8',
+            'mpi_staged/host:pinned/staging:pipelined/mode:stream/bytes:8':
+                'mpi_staged/host:pinned/staging:pipelined/mode:stream/bytes:8',
             'mpi_staged/bytes:8': 'mpi_staged/bytes:8',
             'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8':
                 'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8',

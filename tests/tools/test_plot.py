@@ -23,8 +23,13 @@ SWEEP = os.path.join(FIXTURES, "mpi_host_sweep.json")
 ALL_PAIRS = os.path.join(FIXTURES, "memcpy_peer_allpairs_4gpu.json")
 FAILED_ROW = os.path.join(FIXTURES, "host_staging_failed_row.json")
 # mpi_host and nccl_sendrecv in mode:pingpong, stream, bidir (mpi_host also
-# stream with pairs:2), and mpi_staged sequential and pipelined; 4 ranks.
+# stream with pairs:2), and mpi_staged sequential and pipelined, named as
+# before mpi_staged had exchange modes (host:pinned/mode:pipelined); 4 ranks.
 MODES = os.path.join(FIXTURES, "exchange_modes_4rank.json")
+# mpi_staged as named now: host:pinned|pageable/staging:sequential/
+# mode:pingpong, and host:pinned/staging:pipelined in all three modes.
+STAGED = os.path.join(FIXTURES, "mpi_staged_modes_2rank.json")
+PIPELINED = "mpi_staged/host:pinned/staging:pipelined"
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 NEEDS_MATPLOTLIB = unittest.skipUnless(
@@ -405,8 +410,8 @@ class StyleTest(unittest.TestCase):
     KEYS = ["mpi_host/mode:pingpong", "mpi_host/mode:stream",
             "mpi_host/mode:bidir", "mpi_host/mode:stream/pairs:2",
             "nccl_sendrecv/mode:pingpong", "nccl_sendrecv/mode:stream",
-            "mpi_staged/host:pinned/mode:sequential",
-            "mpi_staged/host:pinned/mode:pipelined"]
+            "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+            "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"]
 
     def test_one_colour_per_path_and_a_line_style_per_mode(self):
         styles = plot.series_styles(self.KEYS)
@@ -472,8 +477,15 @@ class StyleTest(unittest.TestCase):
             "mpi_host/mode:stream/pairs:2/bytes:8/manual_time":
                 ("mpi_host/mode:stream/pairs:2", 8),
             "mpi_staged/host:pinned/mode:sequential/bytes:8/manual_time":
-                ("mpi_staged/host:pinned/mode:sequential", 8),
+                ("mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+                 8),
+            "mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8":
+                (f"{PIPELINED}/mode:pingpong/pairs:2", 8),
+            f"{PIPELINED}/mode:stream/bytes:8/manual_time":
+                (f"{PIPELINED}/mode:stream", 8),
             "mpi_staged/bytes:8/manual_time": ("mpi_staged", 8),
+            "host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8":
+                ("host_staging/host:pinned/mode:pipelined/pair:0to1", 8),
         }
         for name, expected in cases.items():
             with self.subTest(name=name):
@@ -487,6 +499,38 @@ class StyleTest(unittest.TestCase):
                 self.assertEqual([list(run.series) for run in runs],
                                  [[MPI_PP], [MPI_PP]])
         self.assertIsNone(plot.legacy_key("mpi_staged/mode:pingpong"))
+
+    def test_filter_for_the_older_staged_name_selects_pipelined_ping_pong(self):
+        for pattern in ("^mpi_staged/host:pinned/mode:pipelined$",
+                        f"^{PIPELINED}/mode:pingpong$"):
+            with self.subTest(filter=pattern):
+                runs = plot.load_runs([MODES, STAGED])
+                plot.filter_series(runs, plot.re.compile(pattern))
+                self.assertEqual([list(run.series) for run in runs],
+                                 [[f"{PIPELINED}/mode:pingpong"]] * 2)
+        self.assertEqual(plot.legacy_key(f"{PIPELINED}/mode:pingpong/pairs:2"),
+                         "mpi_staged/host:pinned/mode:pipelined/pairs:2")
+        self.assertIsNone(plot.legacy_key(f"{PIPELINED}/mode:stream"))
+
+    def test_staged_modes_have_the_line_styles_of_every_path(self):
+        series, _ = plot.series_points(plot.load_result(STAGED))
+        styles = plot.series_styles(list(series) + self.KEYS)
+        for mode, line in (("pingpong", "-"), ("stream", "--"),
+                           ("bidir", "-.")):
+            with self.subTest(mode=mode):
+                staged = styles[f"{PIPELINED}/mode:{mode}"]
+                self.assertEqual(staged.linestyle, line)
+                self.assertEqual(styles[f"mpi_host/mode:{mode}"].linestyle,
+                                 line)
+        pipelined = {styles[f"{PIPELINED}/mode:{m}"].marker
+                     for m in ("pingpong", "stream", "bidir")}
+        self.assertEqual(len(pipelined), 1)  # one staging, one marker
+        looks = {(s.color, s.linestyle, s.marker)
+                 for k, s in styles.items() if k.startswith("mpi_staged/")}
+        self.assertEqual(len(looks), 5)  # every staged series its own look
+        self.assertEqual({k for k in series if plot.is_throughput_only(k)},
+                         {f"{PIPELINED}/mode:stream",
+                          f"{PIPELINED}/mode:bidir"})
 
     def test_panel_layout_has_one_column_per_path(self):
         runs = plot.load_runs([MODES, SWEEP])
@@ -540,6 +584,28 @@ class FigureLayoutTest(unittest.TestCase):
         notes = [text.get_text() for text in ax_lat.texts]
         self.assertTrue(any(n.startswith("5 stream/bidir series not shown")
                             for n in notes), notes)
+
+    def test_staged_latency_axes_leave_out_stream_and_bidir(self):
+        ax_bw, ax_lat = self.figure([STAGED]).axes
+        self.assertEqual(len(self.lines(ax_bw)), 5)
+        labels = [line.get_label() for line in self.lines(ax_lat)]
+        self.assertEqual(len(labels), 3)
+        self.assertTrue(all("mode:pingpong" in label for label in labels),
+                        labels)
+        notes = [text.get_text() for text in ax_lat.texts]
+        self.assertTrue(any(n.startswith("2 stream/bidir series not shown")
+                            for n in notes), notes)
+
+    def test_older_staged_run_overlays_the_ping_pong_lines(self):
+        ax_bw, _ = self.figure([MODES, STAGED]).axes
+        ping = [line for line in ax_bw.get_lines()
+                if line.get_label().startswith(
+                    f"{PIPELINED}/mode:pingpong  [")]
+        self.assertEqual(len(ping), 2)  # the older run's mode:pipelined too
+        first, second = ping
+        self.assertEqual(first.get_linestyle(), second.get_linestyle())
+        self.assertEqual(first.get_marker(), second.get_marker())
+        self.assertNotEqual(first.get_fillstyle(), second.get_fillstyle())
 
     def test_overlaid_runs_share_colour_and_line_style(self):
         ax_bw, _ = self.figure([MODES, SWEEP]).axes
