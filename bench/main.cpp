@@ -133,6 +133,7 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
   }
+  xfer::arm_fail_point(config.test_fail, world.rank());
   if (!config.test_hosts.empty()) {
     const auto r = static_cast<std::size_t>(world.rank());
     world.pretend_host(config.test_hosts[r < config.test_hosts.size() ? r : 0]);
@@ -167,7 +168,12 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::json::Value context = xfer::base_context(config, world);
   xfer::Registry registry(config, world, watchdog, context);
   registry.rank_info() = xfer::base_rank_info(world);
-  register_paths(registry);
+  try {
+    register_paths(registry);
+  } catch (const xfer::FatalError& e) {  // agreed: the same on every rank
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
   xfer::finish_context(context, registry, world);
 
   const std::vector<std::string> hosts = world.all_gather(world.host());  // collective
@@ -187,8 +193,20 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
   } else {
-    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+    std::size_t ran = 0;
+    bool stopped = false;
+    try {
+      ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+    } catch (const xfer::FatalError& e) {  // thrown on every rank alike, at a row's start
+      reporter.stop_early(e.what());
+      stopped = true;
+    }
     registry.release_rows();  // the last row's buffers, before MPI and CUDA go away
+    if (stopped || !registry.stop_reason().empty()) {
+      if (!stopped && world.is_root())  // it happened in the last row
+        std::fprintf(stderr, "xferbench: %s\n", registry.stop_reason().c_str());
+      return std::max(1, exit_status(reporter, registry, world));
+    }
     // No row matched the filter: fine when it names a path skipped here; otherwise a typo that
     // must not let a CI job pass on no data.
     if (ran == 0) {

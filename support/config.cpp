@@ -174,6 +174,13 @@ const std::vector<Flag>& flags() {
        "test only: every rank writes the iteration counts it ran, and each row it set up, to "
        "DIR/rank<N>.txt",
        [](Config& c, const std::string&, const std::string& v) { c.test_rank_dump = v; }, true},
+      {"xfer_test_fail", "XFER_TEST_FAIL", "CALL[@BYTES][#RANK]",
+       "test only: the checked CUDA or NCCL call CALL (e.g. cudaMemcpyAsync, cudaMalloc, "
+       "ncclSend) fails, in rows of BYTES, on rank RANK; CALL=fault makes a kernel trap",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.test_fail = parse_fail_point(v, f);
+       },
+       true},
   };
   return table;
 }
@@ -260,6 +267,7 @@ std::string settings_fingerprint(const CommandLine& cl) {
   for (const auto& m : c.modes) out << m << ',';
   for (const int g : c.gpu_map) out << g << ',';
   for (const auto& host : c.test_hosts) out << host << ',';
+  out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   return out.str();
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "failpoint.hpp"
 #include "pairs.hpp"
 #include "stats.hpp"
 
@@ -48,6 +49,7 @@ struct Config {
   double test_noise_pct = 0;  // timing ranks scale each batch's time by 1 +- up to this percent
   std::vector<std::string> test_hosts;  // host name per rank, instead of the real ones
   std::string test_rank_dump;
+  FailPoint test_fail;  // one checked CUDA or NCCL call fails on purpose (failpoint.hpp)
 };
 
 struct CommandLine {

@@ -17,6 +17,16 @@ std::string rank_prefix() {
   return "rank " + std::to_string(rank) + ": ";
 }
 
+namespace {
+std::string g_fatal;
+}  // namespace
+
+void note_fatal(const std::string& why) {
+  if (g_fatal.empty()) g_fatal = why;
+}
+
+const std::string& fatal_note() { return g_fatal; }
+
 void raise_call_error(const std::string& detail, const char* call, const char* file, int line) {
   const char* base = std::strrchr(file, '/');
   throw Error(std::string(call) + " failed: " + detail + " (" + (base ? base + 1 : file) + ":" +

@@ -18,6 +18,19 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The run cannot go on (a GPU that cannot be used): every rank throws it together, after
+// agreeing, and the run ends with its message instead of failing row after row.
+class FatalError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A failure after which this process cannot measure anything more (a GPU fault that leaves
+// the CUDA context unusable): the first one is kept; the harness agrees on it after the row
+// and ends the run. "" when there was none.
+void note_fatal(const std::string& why);
+const std::string& fatal_note();
+
 // "rank 3: " once MPI is up, "" before; the harness prefixes every row error with it.
 std::string rank_prefix();
 

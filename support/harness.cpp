@@ -8,13 +8,14 @@
 #include <thread>
 
 #include "error.hpp"
+#include "failpoint.hpp"
 #include "pattern.hpp"
 
 namespace xfer {
 
 Registry::Registry(const Config& config, const World& world, Watchdog& watchdog,
                    json::Value& context)
-    : harness_{config, world, cache_}, watchdog_(watchdog), context_(context) {}
+    : harness_{config, world, cache_, watchdog}, watchdog_(watchdog), context_(context) {}
 
 void Registry::skip(const std::string& path, const std::string& reason) {
   skips_.push_back({path, reason});
@@ -27,13 +28,18 @@ void Registry::add(const std::string& path, const std::string& family, BenchFn f
     const std::uint64_t seed = pattern_seed(bytes, ++rows_);
     auto run = [this, fn, path, name, bytes, seed](benchmark::State& state) {
       const Row row{name, path, bytes, seed};
+      if (!stop_reason_.empty()) throw FatalError(stop_reason_);  // on every rank alike
       watchdog_.arm(name);
+      set_current_row_bytes(bytes);
       const std::uint64_t setups = cache_.setups();
       try {
         fn(state, harness_, row);
       } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed row
         state.SkipWithError((name + ": " + rank_prefix() + e.what()).c_str());
       }
+      set_current_row_bytes(0);
+      // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again.)
+      stop_reason_ = harness_.world.first_message(fatal_note());
       watchdog_.disarm();
       if (!harness_.config.test_rank_dump.empty()) {
         std::ofstream dump(harness_.config.test_rank_dump + "/rank" +
@@ -64,6 +70,7 @@ bool all_ok(benchmark::State& state, const Harness& h, const Row& row, const cha
     step();
   } catch (const std::exception& e) {
     error = rank_prefix() + what + ": " + e.what();
+    h.watchdog.after_failure(error);
   }
   const std::string first = h.world.first_message(error);
   if (first.empty()) return true;
@@ -118,6 +125,7 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
       }
     } catch (const std::exception& e) {
       error = rank_prefix() + e.what();
+      h.watchdog.after_failure(error);
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

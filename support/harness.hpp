@@ -66,6 +66,7 @@ struct Harness {
   const Config& config;
   const World& world;
   RowCache& cache;
+  Watchdog& watchdog;  // a rank that fails tells it (after_failure) before agreeing
 };
 
 // One call of one row. Its pattern seed is the row's, the same on every call and every rank.
@@ -104,6 +105,10 @@ class Registry {
   std::size_t families() const { return families_; }
   // Frees what the last row kept (call before MPI and CUDA go away).
   void release_rows() { cache_.release(); }
+  // Why the run stopped before its last row ("" if it did not): a rank's process could not go
+  // on (error.hpp: note_fatal), agreed after the row in which it happened. The next row then
+  // throws FatalError on every rank instead of running.
+  const std::string& stop_reason() const { return stop_reason_; }
 
  private:
   RowCache cache_;
@@ -114,6 +119,7 @@ class Registry {
   std::vector<Skip> skips_;
   std::size_t families_ = 0;
   std::uint64_t rows_ = 0;
+  std::string stop_reason_;
 };
 
 // Runs `step` (setup, validation, ...) on this rank, then agrees with all ranks. If any rank

@@ -209,14 +209,27 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
   if (json_file_ && !special_out_) write_partial(runs.size());
 }
 
-void RankZeroReporter::write_partial(std::size_t more_rows) {
+void RankZeroReporter::stop_early(const std::string& reason) {
+  if (!root_) return;
+  std::fprintf(stderr, "xferbench: the run stopped before its last row: %s\n", reason.c_str());
+  if (json_file_ && !special_out_ && rows_written_ > 0) {
+    write_partial(0, reason);
+    if (!output_failed_)
+      std::fprintf(stderr, "xferbench: the %zu row(s) measured so far are in %s\n", rows_written_,
+                   config_.out_path.c_str());
+  }
+  std::fflush(stderr);
+}
+
+void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& reason) {
   // Never lose a measurement: after every row the file holds every row so far, marked
   // incomplete, so an interrupted or failed run still leaves a valid document behind.
   rows_written_ += more_rows;
   json::Value incomplete = json::Value::object();
-  incomplete.set("reason",
-                 "the run did not finish: it was interrupted, or a rank failed or hung, after "
-                 "this document's last row");
+  incomplete.set("reason", !reason.empty()
+                               ? reason
+                               : "the run did not finish: it was interrupted, or a rank failed "
+                                 "or hung, after this document's last row");
   incomplete.set("rows", rows_written_);
   json::Value context = context_;
   context.set("incomplete", incomplete);

@@ -48,6 +48,9 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
 
   // For runs where no benchmark could be registered: the file still says why (skips).
   void write_without_runs();
+  // The run ended before its last row (`reason`: FatalError): the result file keeps the rows so
+  // far, marked incomplete with `reason`; rank 0 says so on stderr.
+  void stop_early(const std::string& reason);
 
   const std::vector<std::string>& failed_rows() const { return failed_; }
   // Paths (first name component) that produced at least one row.
@@ -58,7 +61,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
  private:
   void write_output(const std::string& text);
   // JSON files: rewrites the file with every row so far, marked incomplete.
-  void write_partial(std::size_t more_rows);
+  void write_partial(std::size_t more_rows, const std::string& reason = "");
   // Rank 0: puts the summary into the context and prints it (stdout under the console table,
   // stderr when stdout carries JSON or CSV).
   void summarise();

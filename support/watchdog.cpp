@@ -1,5 +1,6 @@
 #include "watchdog.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,6 +27,20 @@ void Watchdog::arm(const std::string& what) {
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout_);
     armed_ = true;
+    failure_.clear();
+  }
+  wake_.notify_all();
+}
+
+void Watchdog::after_failure(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!armed_ || !failure_.empty()) return;
+    failure_ = why;
+    const auto grace = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(kFailureGrace));
+    deadline_ = std::min(deadline_, grace);
   }
   wake_.notify_all();
 }
@@ -44,10 +59,18 @@ void Watchdog::watch() {
     }
     if (wake_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stopping_ &&
         std::chrono::steady_clock::now() >= deadline_) {
-      std::fprintf(stderr,
-                   "xferbench: %s: no result after %.0f s (--xfer_timeout); a peer rank may "
-                   "have failed or the device hangs. Aborting the job.\n",
-                   what_.c_str(), timeout_.count());
+      if (failure_.empty()) {
+        std::fprintf(stderr,
+                     "xferbench: %s: no result after %.0f s (--xfer_timeout); a peer rank may "
+                     "have failed or the device hangs. Aborting the job.\n",
+                     what_.c_str(), timeout_.count());
+      } else {
+        std::fprintf(stderr,
+                     "xferbench: %s: %s\nxferbench: %s: the other ranks did not answer within "
+                     "%.0f s of that failure (they wait for messages this rank can no longer "
+                     "send). Aborting the job.\n",
+                     what_.c_str(), failure_.c_str(), what_.c_str(), kFailureGrace);
+      }
       std::fflush(stderr);
       note_cut_short();
       std::_Exit(3);

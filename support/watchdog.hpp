@@ -20,6 +20,12 @@ class Watchdog {
 
   void arm(const std::string& what);  // starts the clock for `what`
   void disarm();
+  // This rank failed inside the armed run and is about to agree with its peers. A peer that
+  // waits for a message this rank will now never send cannot join the agreement (MPI cannot
+  // cancel it): give the agreement kFailureGrace, not the whole limit, then end the job with
+  // `why`. A no-op when not armed.
+  void after_failure(const std::string& why);
+  static constexpr double kFailureGrace = 15;
 
  private:
   void watch();
@@ -28,6 +34,7 @@ class Watchdog {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::string what_;
+  std::string failure_;  // set by after_failure
   std::chrono::steady_clock::time_point deadline_;
   bool armed_ = false;
   bool stopping_ = false;

@@ -9,20 +9,22 @@
 #include <string>
 
 #include "../harness.hpp"
+#include "../sizes.hpp"
 #include "copy_plan.hpp"
 #include "cuda.hpp"
 #include "stream_hold.hpp"
 
 namespace xfer::gpu {
 
-// `where` names the GPUs in messages; `timing` is the family's batch plan for this size;
+// `gpus` names the GPUs in messages (with the size); `timing` is the family's batch plan for this size;
 // `may_hold` is the family's (once queueing blocked behind a hold, the family times unheld);
 // `directions` is 2 where a row moves bytes both ways at once.
 template <class Copy, class Family>
 void copy_row(benchmark::State& state, const Harness& h, const Row& row, const Family& f,
-              const std::string& where, const BatchPlan& timing, bool& may_hold,
+              const std::string& gpus, const BatchPlan& timing, bool& may_hold,
               int directions = 1) {
   const bool mine = h.world.is_root();
+  const std::string where = gpus + ", " + format_size(row.bytes);  // named in every error
 
   // Once per row: buffers, streams and patterns (peer access too), then warm-up copies.
   auto* copy = setup_once<std::optional<Copy>>(

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <new>
 
+#include "../sizes.hpp"
+
 namespace xfer::gpu {
 
 std::string error_text(cudaError_t rc) {
@@ -12,7 +14,44 @@ std::string error_text(cudaError_t rc) {
 
 void raise_cuda_error(cudaError_t rc, const char* call, const char* file, int line) {
   cudaGetLastError();  // a non-sticky error must not resurface in the next unrelated check
+  if (is_sticky(rc)) {
+    int device = -1;
+    cudaGetDevice(&device);
+    note_fatal(rank_prefix() + "GPU " + std::to_string(device) + " cannot be used any more after " +
+               error_text(rc) + " in " + call + "; only a new process can use it again");
+  }
   raise_call_error(error_text(rc), call, file, line);
+}
+
+bool is_sticky(cudaError_t rc) {
+  switch (rc) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorDevicesUnavailable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+cudaError_t injected_error(const char* call) {
+  if (fail_point_is_fault()) {
+    disarm_fail_point();  // one fault is enough: the GPU is unusable from here on
+    return launch_trap();
+  }
+  const std::string name(call);
+  if (name.rfind("cudaMalloc", 0) == 0 || name.rfind("cudaHostAlloc", 0) == 0)
+    return cudaErrorMemoryAllocation;
+  if (name.rfind("cudaSetDevice", 0) == 0) return cudaErrorDevicesUnavailable;
+  return cudaErrorInvalidValue;
 }
 
 DeviceGuard::DeviceGuard(int device) {
@@ -28,7 +67,13 @@ DeviceGuard::~DeviceGuard() {
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : size_(bytes), device_(device) {
   if (bytes == 0) return;
   DeviceGuard guard(device);
-  XFER_CUDA_CHECK(cudaMalloc(&data_, bytes));
+  try {
+    XFER_CUDA_CHECK(cudaMalloc(&data_, bytes));
+  } catch (const Error& e) {
+    data_ = nullptr;
+    throw Error("cannot allocate " + format_size(bytes) + " of device memory on GPU " +
+                std::to_string(device) + ": " + e.what());
+  }
 }
 
 void DeviceBuffer::reset() noexcept {
@@ -46,7 +91,12 @@ void DeviceBuffer::reset() noexcept {
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : size_(bytes) {
   if (bytes == 0) return;
-  XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
+  try {
+    XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
+  } catch (const Error& e) {
+    data_ = nullptr;
+    throw Error("cannot allocate " + format_size(bytes) + " of pinned host memory: " + e.what());
+  }
 }
 
 void PinnedBuffer::reset() noexcept {
@@ -61,8 +111,9 @@ PageableBuffer::PageableBuffer(std::size_t bytes) : size_(bytes) {
   const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
   data_ = std::aligned_alloc(kPage, rounded);
   if (!data_)
-    throw Error(rank_prefix() + "out of host memory: " + std::to_string(bytes) +
-                " bytes of pageable memory");
+    throw Error("cannot allocate " + format_size(bytes) +
+                " of pageable host memory (the system refused: out of memory, or a limit such "
+                "as ulimit -v)");
   std::memset(data_, 0, rounded);
 }
 

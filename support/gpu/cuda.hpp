@@ -28,10 +28,13 @@
 #include <utility>
 
 #include "../error.hpp"
+#include "../failpoint.hpp"
 
 #define XFER_CUDA_CHECK(call)                                                  \
   do {                                                                         \
-    const cudaError_t xfer_cuda_rc_ = (call);                                  \
+    cudaError_t xfer_cuda_rc_ = (call);                                        \
+    if (::xfer::fail_point_hit(#call))                                         \
+      xfer_cuda_rc_ = ::xfer::gpu::injected_error(#call);                      \
     if (xfer_cuda_rc_ != cudaSuccess)                                          \
       ::xfer::gpu::raise_cuda_error(xfer_cuda_rc_, #call, __FILE__, __LINE__); \
   } while (0)
@@ -41,7 +44,21 @@ namespace xfer::gpu {
 // "cudaErrorInvalidValue: invalid argument"
 std::string error_text(cudaError_t rc);
 
+// Throws xfer::Error. An error that leaves the CUDA context unusable (is_sticky) is also
+// noted as fatal (error.hpp: note_fatal): the harness then ends the run after this row.
 [[noreturn]] void raise_cuda_error(cudaError_t rc, const char* call, const char* file, int line);
+
+// Errors after which every later CUDA call of this process fails too (a kernel fault, an
+// uncorrectable ECC error, a lost device): only a new process can use the GPU again.
+bool is_sticky(cudaError_t rc);
+
+// Test only (--xfer_test_fail, failpoint.hpp): the error a fail point puts in place of `call`'s
+// result. Allocations: cudaErrorMemoryAllocation; cudaSetDevice: cudaErrorDevicesUnavailable
+// (what a GPU held in exclusive mode by another process answers); anything else:
+// cudaErrorInvalidValue. For CALL=fault, a real one: a kernel that traps, on the current device,
+// and whatever synchronizing with it returns (once; the GPU is unusable afterwards).
+cudaError_t injected_error(const char* call);
+cudaError_t launch_trap();  // fault.cu
 
 // Runs `fn`; an xfer::Error escaping it is rethrown with " [where]" appended.
 template <class Fn>

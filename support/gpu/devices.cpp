@@ -212,6 +212,9 @@ int bind_rank_gpu(Registry& registry, std::string* why_none) {
     throw Error("--xfer_gpu_map: GPU " + std::to_string(device) + " is not visible here (" +
                 std::to_string(count) + " visible)");
   XFER_CUDA_CHECK(cudaSetDevice(device));
+  // Creates the context now: a GPU that cannot be used (held by another process in exclusive
+  // mode, an ECC or driver fault) says so here, once, not in every row.
+  XFER_CUDA_CHECK(cudaFree(nullptr));
   const DeviceInfo info = device_info(device);
   json::Value& rank = registry.rank_info();
   rank.set("gpu", device);

@@ -4,10 +4,11 @@
 //   visible_device_count(&why)     0 with a readable reason when there is no driver or no GPU
 //                                  ("no CUDA device: CUDA driver version is insufficient for
 //                                  CUDA runtime version"); never throws
-//   bind_rank_gpu(registry, &why)  node-local rank % visible count; cudaSetDevice; records
-//                                  gpu, gpu_name, gpu_uuid, pci_bus_id in registry.rank_info();
-//                                  -1 (and why) without a GPU. Not collective: agree on a skip
-//                                  with world.any()/all() before acting on it
+//   bind_rank_gpu(registry, &why)  node-local rank % visible count; cudaSetDevice and the
+//                                  context; records gpu, gpu_name, gpu_uuid, pci_bus_id in
+//                                  registry.rank_info(); -1 (and why) without a GPU; throws
+//                                  xfer::Error when a visible GPU cannot be used. Not
+//                                  collective: agree before acting on either
 //   device_info(d), pair_info(a, b, nvml)   one GPU, one ordered pair
 //   probe_gpu_facts() / share_gpu_facts(world, facts)   what copy_plan.hpp plans from; rank 0's
 //                                  facts broadcast (collective)

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "../failpoint.hpp"
 #include "cuda.hpp"
 
 namespace xfer::gpu {
@@ -108,6 +109,7 @@ NcclComm::~NcclComm() {
 }
 
 void NcclComm::check(ncclResult_t rc, const char* call, const char* file, int line) {
+  if (fail_point_hit(call) && !fail_point_is_fault()) rc = ncclSystemError;  // test only
   if (rc == ncclSuccess) return;
   std::string message = attempt([&] { raise_nccl_error(rc, call, file, line); });
   if (comm_) {

@@ -60,13 +60,19 @@ RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
   if (world.size() < 2) return {-1, "needs 2 ranks (world size is 1); launch with mpirun -np 2"};
 
   std::string why;
+  std::string broken;
   int device = -1;
   try {
     device = bind_rank_gpu(registry, &why);
   } catch (const std::exception& e) {
-    why = e.what();
+    broken = rank_prefix() + "the GPU of this rank on " + world.host() + " cannot be used: " +
+             e.what();
     device = -1;
   }
+  // No GPU at all is a reason to skip; a GPU that is there but fails ends the run on every rank
+  // (a CI job must not pass with its GPU paths quietly skipped).
+  if (const std::string first = world.first_message(broken); !first.empty())
+    throw FatalError(first + " (to run only the host paths, hide the GPUs: CUDA_VISIBLE_DEVICES=)");
   const bool needs_gpu = use == GpuUse::EveryRankOwnGpu ||
                          role_of(registry.config().rank_pairs, world.rank()).active();
   const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no CUDA device" : why) : "";

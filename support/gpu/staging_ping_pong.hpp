@@ -28,7 +28,8 @@ struct RankGpu {
 };
 
 // Collective. Needs 2 ranks; binds this rank to its node-local rank's GPU (bind_rank_gpu,
-// which records it in context.ranks) and agrees whether `use` is satisfied everywhere.
+// which records it in context.ranks) and agrees whether `use` is satisfied everywhere. Throws
+// xfer::FatalError on every rank if any rank's GPU is visible but cannot be used.
 RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use);
 
 // Collective. Rank 0 prints which rank runs on which host and GPU, one line per rank (the

@@ -54,6 +54,8 @@ class BadInput(unittest.TestCase):
                                 "unknown path 'warp_drive'")
         self.assert_usage_error(["--xfer_gpus=0-1"], "--xfer_gpus", "expected ordered GPU pairs")
         self.assert_usage_error(["--xfer_bogus=1"], "unknown flag --xfer_bogus")
+        self.assert_usage_error(["--xfer_test_fail=cudaMalloc#x"], "--xfer_test_fail",
+                                "expected CALL[@BYTES][#RANK]")
         self.assert_usage_error(["--benchmark_out_format=xml"], "--benchmark_out_format")
 
     def test_random_interleaving_is_refused(self):

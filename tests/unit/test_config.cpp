@@ -78,6 +78,38 @@ TEST(CommandLine, BadValuesNameTheFlagAndTheExpectedForm) {
   EXPECT_NE(usage_error({}, {{"XFER_WARMUP", "x"}}).find("XFER_WARMUP"), std::string::npos);
 }
 
+TEST(FailPoint, CallSizeAndRank) {
+  const FailPoint all = parse({"--xfer_test_fail=cudaMemcpyAsync@1MiB#1"}).config.test_fail;
+  EXPECT_EQ(all.call, "cudaMemcpyAsync");
+  EXPECT_EQ(all.bytes, 1u << 20);
+  EXPECT_EQ(all.rank, 1);
+  const FailPoint bare = parse({}, {{"XFER_TEST_FAIL", "fault"}}).config.test_fail;
+  EXPECT_EQ(bare.call, "fault");
+  EXPECT_EQ(bare.bytes, 0u);  // anywhere
+  EXPECT_EQ(bare.rank, -1);   // every rank
+  EXPECT_TRUE(parse({}).config.test_fail.call.empty());
+  for (const char* bad : {"--xfer_test_fail=", "--xfer_test_fail=@1K", "--xfer_test_fail=a b",
+                          "--xfer_test_fail=cudaMalloc#x", "--xfer_test_fail=cudaMalloc@lots",
+                          "--xfer_test_fail=cudaMalloc#"}) {
+    const std::string error = usage_error({bad});
+    EXPECT_NE(error.find("--xfer_test_fail"), std::string::npos) << bad << ": " << error;
+  }
+}
+
+TEST(FailPoint, HitsOnlyTheNamedCallInRowsOfItsSizeOnItsRank) {
+  arm_fail_point(parse_fail_point("cudaMalloc@4K#1", "--xfer_test_fail"), 0);
+  EXPECT_FALSE(fail_point_hit("cudaMalloc(&data_, bytes)"));  // armed for rank 1 only
+  arm_fail_point(parse_fail_point("cudaMalloc@4K#1", "--xfer_test_fail"), 1);
+  EXPECT_FALSE(fail_point_hit("cudaMalloc(&data_, bytes)"));  // not in a 4 KiB row
+  set_current_row_bytes(4096);
+  EXPECT_TRUE(fail_point_hit("cudaMalloc(&data_, bytes)"));
+  EXPECT_FALSE(fail_point_hit("cudaMallocHost(&p, bytes)"));  // the name, not a prefix of one
+  EXPECT_FALSE(fail_point_hit("cudaMemcpyAsync(a, b, n, k, s)"));
+  set_current_row_bytes(0);
+  disarm_fail_point();
+  EXPECT_FALSE(fail_point_hit("cudaMalloc(&data_, bytes)"));
+}
+
 TEST(GpuPairs, ListsAndAll) {
   EXPECT_EQ(parse_gpu_pairs("0:1,1:0", "--g").pairs,
             (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
