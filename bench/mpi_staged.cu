@@ -38,7 +38,10 @@ constexpr Variant kVariants[] = {
 void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mode, int device,
               const Variant& variant) {
   const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
-  const int window = mode == Mode::PingPong ? 1 : window_for(h.config.window, row.bytes);
+  const int window =
+      mode == Mode::PingPong
+          ? 1
+          : window_for(h.config.window, row.bytes, gpu::StagedSlots::kInFlight);
   exchange_row_via<gpu::StagedSlots>(
       state, h, row, mode, [](gpu::StagedSlots& b) -> gpu::MpiStaging& { return b.staging(); },
       [&](const Traffic& traffic, int slots) {

@@ -49,24 +49,27 @@ int bounded(int wanted, std::uint64_t bytes, std::uint64_t budget) {
 }
 }  // namespace
 
-int window_for(int window, std::uint64_t bytes) {
-  return bounded(window, bytes, std::uint64_t{4} << 30);
+int window_for(int window, std::uint64_t bytes, std::uint64_t in_flight) {
+  return bounded(window, bytes, in_flight);
 }
 
-int slots_for(int window, std::uint64_t bytes) {
-  return bounded(window_for(window, bytes), bytes, std::uint64_t{256} << 10);
+int slots_for(int window, std::uint64_t bytes, std::uint64_t in_flight) {
+  return bounded(window_for(window, bytes, in_flight), bytes, std::uint64_t{256} << 10);
 }
 
-std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes) {
+std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes,
+                              std::uint64_t in_flight) {
   if (mode == Mode::PingPong) return batch_for(bytes);
   constexpr std::uint64_t kSampleBytes = std::uint64_t{16} << 20;
-  const std::uint64_t per_window = static_cast<std::uint64_t>(window_for(window, bytes)) * bytes;
+  const std::uint64_t per_window =
+      static_cast<std::uint64_t>(window_for(window, bytes, in_flight)) * bytes;
   return static_cast<std::int64_t>(std::clamp<std::uint64_t>(kSampleBytes / per_window, 1, 64));
 }
 
-std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes) {
-  const std::int64_t calls = calls_per_sample(mode, window, bytes);
-  return mode == Mode::PingPong ? calls : calls * window_for(window, bytes);
+std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes,
+                                 std::uint64_t in_flight) {
+  const std::int64_t calls = calls_per_sample(mode, window, bytes, in_flight);
+  return mode == Mode::PingPong ? calls : calls * window_for(window, bytes, in_flight);
 }
 
 Traffic traffic_of(Mode mode, const PairRole& role) {

@@ -36,21 +36,30 @@ std::string with_pairs(const std::string& family, const Config& config);
 // "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once.
 std::string exchange_family(const std::string& path, Mode mode, const Config& config);
 
-// Messages in flight per window: --xfer_window, but no more than 4 GiB of them (at least one),
-// so a 1 GiB stream keeps 4 messages in flight instead of 64 GiB.
-int window_for(int window, std::uint64_t bytes);
+// The most bytes a window keeps in flight: 4 GiB, so a window stays --xfer_window messages
+// deep up to 64 MiB messages, as osu_bw's. Depth matters on host memory too: capped at 64 MiB,
+// a 256 MiB host stream (one message per window) ran at 6 GB/s instead of 13 on the H200 VM
+// (docs/results/2026-11-23-h200-staged-failures/inflight). A path whose own pipeline bounds
+// what is in flight may keep less (mpi_staged: its staging ring).
+constexpr std::uint64_t kWindowInFlight = std::uint64_t{4} << 30;
+
+// Messages in flight per window: --xfer_window, but no more than `in_flight` bytes of them (at
+// least one), so a 1 GiB stream keeps 4 messages in flight instead of 64 GiB.
+int window_for(int window, std::uint64_t bytes, std::uint64_t in_flight);
 // Distinct buffers behind a window: no more than 256 KiB of them (at least one). osu_bw and
 // osu_bibw move every message of a window through one buffer, which stays in the CPU caches;
 // a window through 64 MiB of distinct buffers would measure DRAM instead, and half the rate.
 // With 1 MiB (16 slots of 64 KiB, send and receive: 2 MiB per rank in bidir, past a core's L2)
 // 64 KiB streams ran 10-25% slower than with 256 KiB on the CPU VM, 3 rounds out of 3.
-int slots_for(int window, std::uint64_t bytes);
+int slots_for(int window, std::uint64_t bytes, std::uint64_t in_flight);
 // Calls of one timed sample: ping-pong batch_for(bytes) round trips; stream and bidir enough
 // windows to move 16 MiB (at least one), so the agreement between samples, which the peer's
 // back-to-back windows do not have, stays a small part of the time.
-std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes);
+std::int64_t calls_per_sample(Mode mode, int window, std::uint64_t bytes,
+                              std::uint64_t in_flight);
 // Messages one timed sample moves (one way): round trips, or windows x messages in a window.
-std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes);
+std::int64_t messages_per_sample(Mode mode, int window, std::uint64_t bytes,
+                                 std::uint64_t in_flight);
 
 // The pattern seed of slot `slot` for messages from the leader (`from_leader`) or to it.
 std::uint64_t slot_seed(std::uint64_t row_seed, int slot, bool from_leader);
@@ -76,6 +85,7 @@ Traffic traffic_of(Mode mode, const PairRole& role);
 // A row's host buffers on one rank: `slots` to send and `slots` to receive, as traffic needs.
 class HostSlots {
  public:
+  static constexpr std::uint64_t kInFlight = kWindowInFlight;
   HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::uint64_t row_seed);
   SlotView send() { return {send_.get(), bytes_, slots_}; }
   SlotView recv() { return {recv_.get(), bytes_, slots_}; }

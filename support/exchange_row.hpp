@@ -30,8 +30,9 @@ void exchange_row_via(
     const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
   const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
   const std::size_t bytes = row.bytes;
-  const int window = window_for(h.config.window, bytes);
-  const int slots = mode == Mode::PingPong ? 1 : slots_for(h.config.window, bytes);
+  const std::uint64_t in_flight = Slots::kInFlight;  // most bytes a window keeps in flight
+  const int window = window_for(h.config.window, bytes, in_flight);
+  const int slots = mode == Mode::PingPong ? 1 : slots_for(h.config.window, bytes, in_flight);
   const auto one_sample = [&](Slots& b) {
     auto& exchange = exchange_of(b);
     if (mode == Mode::PingPong) {
@@ -52,8 +53,8 @@ void exchange_row_via(
   if (!b) return;
 
   if (!all_ok(state, h, row, "poison", [&] { b->poison(); })) return;
-  const std::int64_t batch = messages_per_sample(mode, h.config.window, bytes);
-  const std::int64_t calls = calls_per_sample(mode, h.config.window, bytes);
+  const std::int64_t batch = messages_per_sample(mode, h.config.window, bytes, in_flight);
+  const std::int64_t calls = calls_per_sample(mode, h.config.window, bytes, in_flight);
   const double per_message = mode == Mode::PingPong ? 2 : 1;  // a round trip is two messages
   Measurement m;
   if (!measure(

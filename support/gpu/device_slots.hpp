@@ -15,6 +15,7 @@ namespace xfer::gpu {
 
 class DeviceSlots {
  public:
+  static constexpr std::uint64_t kInFlight = kWindowInFlight;
   // Allocates on `device` (a rank in no pair allocates nothing) and fills the send slots.
   // Synchronizes, so the data is in place before any other engine reads it.
   DeviceSlots(const Traffic& traffic, int device, int slots, std::size_t bytes,

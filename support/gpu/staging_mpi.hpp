@@ -166,6 +166,11 @@ class MpiStaging {
 // and MPI, made once per row, kept and poisoned together; the staging is the row's exchange.
 class StagedSlots {
  public:
+  // A window no deeper than 64 MiB: the staging ring (kSlots chunks of at most 2 MiB) already
+  // bounds what is in flight, and a 16 MiB window of 4 GiB took 0.5 s a sample (2 samples per
+  // row); with 64 MiB the same rows took 7-28 samples at the same GB/s (docs/results/
+  // 2026-11-23-h200-staged-failures/inflight).
+  static constexpr std::uint64_t kInFlight = std::uint64_t{64} << 20;
   StagedSlots(DeviceSlots device, std::unique_ptr<MpiStaging> staging)
       : device_(std::move(device)), staging_(std::move(staging)) {}
   SlotView send() const { return device_.send(); }
