@@ -146,6 +146,20 @@ class HelpAndVersion(unittest.TestCase):
         self.assertRegex(proc.stdout, r"^xferbench \d+\.\d+\.\d+ \(git [0-9a-f]+|unknown")
         self.assertIn("Google Benchmark 1.", proc.stdout)
 
+    def test_version_names_the_commit_that_was_built(self):
+        # A build directory configured at an older commit must configure again after a commit,
+        # or every result file would name the wrong one (CMake once checked the branch's ref
+        # file with a stale regex match and never did). ctest runs after the build.
+        source = os.environ.get("XFER_SOURCE_DIR", "")
+        if "XFER_GIT_REVISION" in os.environ or not os.path.isdir(os.path.join(source, ".git")):
+            self.skipTest("not built from a git checkout, or the revision is given by hand")
+        head = subprocess.run(["git", "-C", source, "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=30, check=False)
+        if head.returncode != 0:
+            self.skipTest("git cannot read the checkout: " + head.stderr.strip())
+        proc = launch(0, ["--version"], timeout=60)
+        self.assertIn(f"(git {head.stdout.strip()})", proc.stdout)
+
     def test_help_under_the_launcher_prints_once(self):
         proc = launch(2, ["--help"], timeout=60)
         self.assertEqual(proc.returncode, 0)
