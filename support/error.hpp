@@ -12,6 +12,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A failure that only reports another rank's (an NCCL peer's notice): when the ranks agree on
+// a row's message, any rank's own error is told before one of these.
+class PeerFailure : public Error {
+ public:
+  using Error::Error;
+};
+
 // Bad command-line input: the run stops before measuring, with exit status 2.
 class UsageError : public std::runtime_error {
  public:

@@ -66,13 +66,15 @@ std::string labelled(const Row& row, const std::string& message) {
 bool all_ok(benchmark::State& state, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step) {
   std::string error;
+  bool secondhand = false;
   try {
     step();
   } catch (const std::exception& e) {
     error = rank_prefix() + what + ": " + e.what();
+    secondhand = dynamic_cast<const PeerFailure*>(&e) != nullptr;
     h.watchdog.after_failure(error);
   }
-  const std::string first = h.world.first_message(error);
+  const std::string first = h.world.first_message(error, secondhand);
   if (first.empty()) return true;
   state.SkipWithError(labelled(row, first).c_str());
   return false;
@@ -116,6 +118,7 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
   while (true) {
     double seconds = 0;
     std::string error;
+    bool secondhand = false;
     try {
       seconds = noisy(timed_batch(), time ? h.config.test_noise_pct : 0, draw);
       if (slow) {  // this rank's own clock runs long; the decisions must not depend on it
@@ -125,13 +128,14 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
       }
     } catch (const std::exception& e) {
       error = rank_prefix() + e.what();
+      secondhand = dynamic_cast<const PeerFailure*>(&e) != nullptr;
       h.watchdog.after_failure(error);
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const World::Verdict verdict = h.world.agree_batch(seconds, time, !error.empty(), elapsed);
     if (verdict.failed) {
-      state.SkipWithError(labelled(row, h.world.first_message(error)).c_str());
+      state.SkipWithError(labelled(row, h.world.first_message(error, secondhand)).c_str());
       return false;
     }
     // From here on every rank holds the same figures and so takes the same decision.

@@ -88,12 +88,13 @@ std::vector<std::string> World::all_gather(const std::string& mine) const {
   return all;
 }
 
-std::string World::first_message(const std::string& mine) const {
-  int candidate = mine.empty() ? INT_MAX : rank_;
+std::string World::first_message(const std::string& mine, bool secondhand) const {
+  // One MIN reduction: own messages rank first by rank, secondhand ones after all of them.
+  const int candidate = mine.empty() ? INT_MAX : (secondhand ? size_ + rank_ : rank_);
   int first = INT_MAX;
   XFER_MPI_CHECK(MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm()));
   if (first == INT_MAX) return "";
-  return broadcast(mine, first);
+  return broadcast(mine, first < size_ ? first : first - size_);
 }
 
 void World::barrier() const { XFER_MPI_CHECK(MPI_Barrier(comm())); }

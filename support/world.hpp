@@ -37,7 +37,9 @@ class World {
   // Every rank's string, in rank order (on every rank).
   std::vector<std::string> all_gather(const std::string& mine) const;
   // The message of the lowest rank that has a non-empty one ("" if none), on every rank.
-  std::string first_message(const std::string& mine) const;
+  // `secondhand` messages (a rank that only learnt of another's failure) come after every
+  // rank's own: the root cause is what the row reports.
+  std::string first_message(const std::string& mine, bool secondhand = false) const;
   void barrier() const;
 
   // One timed batch's agreement, in one collective. Ranks whose clock counts (`timing`: each

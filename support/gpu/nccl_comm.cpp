@@ -150,8 +150,8 @@ void NcclComm::check_async_and_peers() {
   // The failing rank has told everyone already; this one only stops waiting.
   broken_ = true;
   abort();
-  throw Error(rank_prefix() + "rank " + std::to_string(status.MPI_SOURCE) +
-              " failed during NCCL operations; communicator aborted");
+  throw PeerFailure(rank_prefix() + "rank " + std::to_string(status.MPI_SOURCE) +
+                    " failed during NCCL operations; communicator aborted");
 }
 
 void NcclComm::fail(const std::string& message) {
