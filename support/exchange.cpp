@@ -84,13 +84,12 @@ Traffic traffic_of(Mode mode, const PairRole& role) {
 
 namespace {
 // Host memory that may not be there: a refusal names what was asked for.
-std::unique_ptr<char[]> allocate_host(std::size_t bytes, const char* what) {
-  try {
-    return std::unique_ptr<char[]>(new char[bytes]);
-  } catch (const std::bad_alloc&) {
-    throw Error("cannot allocate " + format_size(bytes) + " of host memory for the " + what +
-                " buffer (the system refused: out of memory, or a limit such as ulimit -v)");
-  }
+char* allocate_host(std::size_t bytes, const char* what) {
+  constexpr std::size_t kPage = 4096;
+  if (void* p = std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage))
+    return static_cast<char*>(p);
+  throw Error("cannot allocate " + format_size(bytes) + " of host memory for the " + what +
+              " buffer (the system refused: out of memory, or a limit such as ulimit -v)");
 }
 }  // namespace
 
@@ -98,11 +97,11 @@ HostSlots::HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::
     : traffic_(traffic), slots_(slots), bytes_(bytes), seed_(row_seed) {
   const std::size_t total = bytes * static_cast<std::size_t>(slots);
   if (traffic.sends) {
-    send_ = allocate_host(total, "send");
+    send_.reset(allocate_host(total, "send"));
     for (int s = 0; s < slots; ++s)
       fill_pattern(send().at(s), bytes, slot_seed(seed_, s, traffic.sends_as_leader));
   }
-  if (traffic.receives) recv_ = allocate_host(total, "receive");
+  if (traffic.receives) recv_.reset(allocate_host(total, "receive"));
 }
 
 void HostSlots::poison() {
@@ -113,7 +112,7 @@ void HostSlots::poison() {
 
 void HostSlots::validate(bool corrupt) {
   if (!traffic_.receives) return;
-  if (corrupt) recv_[bytes_ / 2] ^= 0x01;
+  if (corrupt) recv_.get()[bytes_ / 2] ^= 0x01;
   for (int s = 0; s < slots_; ++s) {
     const Mismatch m =
         find_mismatches(recv().at(s), bytes_, slot_seed(seed_, s, traffic_.expects_leader));

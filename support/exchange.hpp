@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,9 +101,13 @@ class HostSlots {
   int slots_;
   std::size_t bytes_;
   std::uint64_t seed_;
-  // Left uninitialised: the pattern or the poison is their first touch, not a zero fill.
-  std::unique_ptr<char[]> send_;
-  std::unique_ptr<char[]> recv_;
+  // Page-aligned, as the peer tools' buffers are, and left uninitialised: the pattern or the
+  // poison is their first touch, not a zero fill.
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> send_;
+  std::unique_ptr<char, Free> recv_;
 };
 
 class MpiExchange {
