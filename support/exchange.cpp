@@ -1,12 +1,10 @@
 #include "exchange.hpp"
 
 #include <algorithm>
-#include <new>
 
 #include "error.hpp"
 #include "harness.hpp"
 #include "pattern.hpp"
-#include "sizes.hpp"
 
 namespace xfer {
 
@@ -82,26 +80,15 @@ Traffic traffic_of(Mode mode, const PairRole& role) {
   return t;
 }
 
-namespace {
-// Host memory that may not be there: a refusal names what was asked for.
-char* allocate_host(std::size_t bytes, const char* what) {
-  constexpr std::size_t kPage = 4096;
-  if (void* p = std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage))
-    return static_cast<char*>(p);
-  throw Error("cannot allocate " + format_size(bytes) + " of host memory for the " + what +
-              " buffer (the system refused: out of memory, or a limit such as ulimit -v)");
-}
-}  // namespace
-
 HostSlots::HostSlots(const Traffic& traffic, int slots, std::size_t bytes, std::uint64_t row_seed)
     : traffic_(traffic), slots_(slots), bytes_(bytes), seed_(row_seed) {
   const std::size_t total = bytes * static_cast<std::size_t>(slots);
   if (traffic.sends) {
-    send_.reset(allocate_host(total, "send"));
+    send_ = allocate_pages(total, "host memory for the send buffer");
     for (int s = 0; s < slots; ++s)
       fill_pattern(send().at(s), bytes, slot_seed(seed_, s, traffic.sends_as_leader));
   }
-  if (traffic.receives) recv_.reset(allocate_host(total, "receive"));
+  if (traffic.receives) recv_ = allocate_pages(total, "host memory for the receive buffer");
 }
 
 void HostSlots::poison() {

@@ -15,11 +15,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "host_memory.hpp"
 #include "pairs.hpp"
 #include "world.hpp"
 
@@ -101,13 +101,9 @@ class HostSlots {
   int slots_;
   std::size_t bytes_;
   std::uint64_t seed_;
-  // Page-aligned, as the peer tools' buffers are, and left uninitialised: the pattern or the
-  // poison is their first touch, not a zero fill.
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> send_;
-  std::unique_ptr<char, Free> recv_;
+  // Left uninitialised: the pattern or the poison is their first touch, not a zero fill.
+  HostPages send_;
+  HostPages recv_;
 };
 
 class MpiExchange {

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
+#include "../host_memory.hpp"
 #include "../sizes.hpp"
 
 namespace xfer::gpu {
@@ -107,14 +107,8 @@ void PinnedBuffer::reset() noexcept {
 
 PageableBuffer::PageableBuffer(std::size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  constexpr std::size_t kPage = 4096;
-  const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
-  data_ = std::aligned_alloc(kPage, rounded);
-  if (!data_)
-    throw Error("cannot allocate " + format_size(bytes) +
-                " of pageable host memory (the system refused: out of memory, or a limit such "
-                "as ulimit -v)");
-  std::memset(data_, 0, rounded);
+  data_ = allocate_pages(bytes, "pageable host memory").release();
+  std::memset(data_, 0, bytes);
 }
 
 void PageableBuffer::reset() noexcept {
