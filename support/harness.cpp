@@ -61,20 +61,33 @@ namespace {
 std::string labelled(const Row& row, const std::string& message) {
   return row.name + ": " + message;
 }
+
+// This rank's failure in a row, before the ranks agree on it: its message, and whether it only
+// repeats another rank's (World::first_message tells those last). The watchdog hears of it
+// first, in case a peer waits for this rank and never reaches the agreement.
+struct Failure {
+  std::string message;  // "" when this rank did not fail
+  bool secondhand = false;
+
+  Failure() = default;
+  Failure(const Harness& h, const std::exception& e, const std::string& what)
+      : message(rank_prefix() + what + e.what()),
+        secondhand(dynamic_cast<const PeerFailure*>(&e) != nullptr) {
+    h.watchdog.after_failure(message);
+  }
+  std::string first(const Harness& h) const { return h.world.first_message(message, secondhand); }
+};
 }  // namespace
 
 bool all_ok(benchmark::State& state, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step) {
-  std::string error;
-  bool secondhand = false;
+  Failure failure;
   try {
     step();
   } catch (const std::exception& e) {
-    error = rank_prefix() + what + ": " + e.what();
-    secondhand = dynamic_cast<const PeerFailure*>(&e) != nullptr;
-    h.watchdog.after_failure(error);
+    failure = Failure(h, e, std::string(what) + ": ");
   }
-  const std::string first = h.world.first_message(error, secondhand);
+  const std::string first = failure.first(h);
   if (first.empty()) return true;
   state.SkipWithError(labelled(row, first).c_str());
   return false;
@@ -117,8 +130,7 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     double seconds = 0;
-    std::string error;
-    bool secondhand = false;
+    Failure failure;
     try {
       seconds = noisy(timed_batch(), time ? h.config.test_noise_pct : 0, draw);
       if (slow) {  // this rank's own clock runs long; the decisions must not depend on it
@@ -127,15 +139,14 @@ bool measure(benchmark::State& state, const Harness& h, const Row& row, std::int
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       }
     } catch (const std::exception& e) {
-      error = rank_prefix() + e.what();
-      secondhand = dynamic_cast<const PeerFailure*>(&e) != nullptr;
-      h.watchdog.after_failure(error);
+      failure = Failure(h, e, "");
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const World::Verdict verdict = h.world.agree_batch(seconds, time, !error.empty(), elapsed);
+    const World::Verdict verdict =
+        h.world.agree_batch(seconds, time, !failure.message.empty(), elapsed);
     if (verdict.failed) {
-      state.SkipWithError(labelled(row, h.world.first_message(error, secondhand)).c_str());
+      state.SkipWithError(labelled(row, failure.first(h)).c_str());
       return false;
     }
     // From here on every rank holds the same figures and so takes the same decision.
