@@ -5,13 +5,19 @@
 #include "staging_mpi.hpp"
 
 namespace xfer::gpu {
+namespace {
+// Chunks of `chunk` bytes in one message of `bytes` (a message of 0 bytes is one empty chunk).
+std::size_t chunks_in(std::size_t bytes, std::size_t chunk) {
+  return bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
+}
+}  // namespace
 
 // ------------------------------------------------------------------ one direction, pipelined
 
 StagingPipe::StagingPipe(int device, std::size_t bytes, std::size_t chunk, std::size_t slots)
     : bytes_(bytes),
       chunk_(chunk),
-      per_message_(bytes == 0 ? 1 : (bytes + chunk - 1) / chunk),
+      per_message_(chunks_in(bytes, chunk)),
       stride_((std::max<std::size_t>(1, std::min(chunk, bytes)) + 63) / 64 * 64),
       slots_(slots),
       stream_(device),
@@ -127,9 +133,8 @@ MpiStaging::MpiStaging(const World& world, const PairRole& role, int device, std
     // As many slots as the calls' chunks need, up to kSlots: a window of small messages keeps
     // kSlots of them in flight, a ping-pong of one chunk has one slot.
     const std::size_t chunk = chunk_for(bytes);
-    const std::size_t per_message = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
-    const std::size_t slots =
-        std::min(kSlots, per_message * static_cast<std::size_t>(std::max(window, 1)));
+    const std::size_t slots = std::min(
+        kSlots, chunks_in(bytes, chunk) * static_cast<std::size_t>(std::max(window, 1)));
     send_pipe_ = std::make_unique<SendPipe>(device, bytes, chunk, slots);
     recv_pipe_ = std::make_unique<RecvPipe>(device, bytes, chunk, slots);
   } else {
