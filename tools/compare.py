@@ -24,7 +24,8 @@ import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xfer_files import MAX_NESTING, nesting_depth, read_regular_file  # noqa: E402
+from xfer_files import (LEGACY_MODE, MAX_NESTING, STAGED_PATH,  # noqa: E402
+                        canonical_name, nesting_depth, read_regular_file)
 
 PROG = 'compare.py'
 SCHEMA = 'xferbench-compare/1'
@@ -241,42 +242,6 @@ def normalise_name(name):
     """Drop run-control components so differently run rows still match."""
     return '/'.join(part for part in name.split('/')
                     if not _RUN_CONTROL.fullmatch(part))
-
-
-# Paths between ranks whose rows name an exchange mode (mode:pingpong,
-# mode:stream, mode:bidir). Files from before modes existed name their
-# ping-pong rows without one: mpi_host/bytes:8 measured what
-# mpi_host/mode:pingpong/bytes:8 measures.
-EXCHANGE_PATHS = ('mpi_host', 'mpi_cuda_aware', 'nccl_sendrecv')
-LEGACY_MODE = 'mode:pingpong'
-# mpi_staged named its staging mode: too until it gained exchange modes; now
-# staging: is followed by the exchange mode, and those rows measured
-# ping-pong: mpi_staged/host:pinned/mode:pipelined/bytes:8 is
-# mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8. Other
-# paths' mode: components (host_staging's mode:sequential) mean staging and
-# are never touched.
-STAGED_PATH = 'mpi_staged'
-LEGACY_STAGING = {'mode:sequential': 'staging:sequential',
-                  'mode:pipelined': 'staging:pipelined'}
-
-
-def canonical_name(name):
-    """The current name of a (normalised) row name: an exchange path's row
-    without a mode component gains mode:pingpong right after the path, and
-    in an mpi_staged row without a staging: component, mode:sequential or
-    mode:pipelined becomes staging:sequential or staging:pipelined followed
-    by mode:pingpong."""
-    parts = name.split('/')
-    if parts[0] == STAGED_PATH and not any(
-            part.startswith('staging:') for part in parts[1:]):
-        return '/'.join(
-            f'{LEGACY_STAGING[part]}/{LEGACY_MODE}'
-            if i and part in LEGACY_STAGING else part
-            for i, part in enumerate(parts))
-    if parts[0] in EXCHANGE_PATHS and not any(
-            part.startswith('mode:') for part in parts[1:]):
-        parts.insert(1, LEGACY_MODE)
-    return '/'.join(parts)
 
 
 def message_bytes(name):

@@ -25,7 +25,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xfer_files import MAX_NESTING, nesting_depth, read_regular_file  # noqa: E402
+from xfer_files import (EXCHANGE_PATHS, LEGACY_MODE, LEGACY_STAGING,  # noqa: E402
+                        MAX_NESTING, STAGED_PATH, canonical_name, nesting_depth,
+                        read_regular_file)
 
 EXIT_BAD_INPUT = 2
 DEFAULT_VARIANT = "p2p:on/dir:uni"
@@ -50,18 +52,10 @@ GPU_LINKS = (  # GPU model -> (NVLink generation, PCIe generation to host)
 GPU_PEER_PATHS = {"memcpy_peer", "mpi_cuda_aware", "nccl_sendrecv"}
 HOST_PATHS = {"host_staging", "mpi_staged"}
 
-# Paths between ranks name an exchange mode after the path; files from
-# before modes existed name their ping-pong rows without one. host_staging's
+# The exchange modes of the paths between ranks (xfer_files.EXCHANGE_PATHS, and
+# mpi_staged after its staging: component), ping-pong first. host_staging's
 # mode: component (mode:sequential, mode:pipelined) means staging.
-EXCHANGE_PATHS = ("mpi_host", "mpi_cuda_aware", "nccl_sendrecv")
-EXCHANGE_MODES = ("mode:pingpong", "mode:stream", "mode:bidir")
-# mpi_staged named its staging mode: too until it gained exchange modes; now
-# staging: is followed by the exchange mode, and those rows measured
-# ping-pong: mpi_staged/host:pinned/mode:pipelined is the series
-# mpi_staged/host:pinned/staging:pipelined/mode:pingpong.
-STAGED_PATH = "mpi_staged"
-LEGACY_STAGING = {"mode:sequential": "staging:sequential",
-                  "mode:pipelined": "staging:pipelined"}
+EXCHANGE_MODES = (LEGACY_MODE, "mode:stream", "mode:bidir")
 # Rows whose time is per message of a window (the inverse of throughput),
 # not a latency: bandwidth chart only.
 THROUGHPUT_MODES = {"mode:stream", "mode:bidir"}
@@ -217,24 +211,6 @@ def xferbench_context(doc):
 
 # ---------------------------------------------------------------- rows
 
-def canonical_key(key):
-    """The current name of a key from a file before exchange modes (those
-    rows measured ping-pong): an exchange path's key without a mode gains
-    mode:pingpong after the path; mpi_staged's mode:sequential|pipelined
-    becomes staging:sequential|pipelined/mode:pingpong."""
-    parts = key.split("/")
-    if parts[0] == STAGED_PATH and not any(
-            part.startswith("staging:") for part in parts[1:]):
-        return "/".join(
-            "/".join((LEGACY_STAGING[part], EXCHANGE_MODES[0]))
-            if i and part in LEGACY_STAGING else part
-            for i, part in enumerate(parts))
-    if parts[0] in EXCHANGE_PATHS and not any(
-            part.startswith("mode:") for part in parts[1:]):
-        parts.insert(1, EXCHANGE_MODES[0])
-    return "/".join(parts)
-
-
 def split_name(name):
     """'PATH/VARIANT.../bytes:N/manual_time' -> ('PATH/VARIANT...', N);
     'mpi_host/bytes:8/...' (before modes) -> ('mpi_host/mode:pingpong', 8)."""
@@ -246,7 +222,7 @@ def split_name(name):
             size = int(part[6:]) or None  # 0 bytes: no point on a log axis
         else:
             kept.append(part)
-    return canonical_key("/".join(kept)), size
+    return canonical_name("/".join(kept)), size
 
 
 def is_failed(row):

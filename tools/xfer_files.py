@@ -2,7 +2,8 @@
 
 A result file may be anything a user passes: a directory, a FIFO with no writer (opening it for
 reading would wait forever), a device, a document nested a million levels deep. These helpers
-refuse such input with one line of text, before it can hang or crash a tool.
+refuse such input with one line of text, before it can hang or crash a tool. Rows named as
+before exchange modes existed are read under their current names (canonical_name).
 """
 
 import os
@@ -49,3 +50,33 @@ def read_regular_file(where, path, error):
     except (OSError, ValueError) as e:
         raise error(f'{where}: cannot read: {getattr(e, "strerror", None) or e}') from None
     raise error(f'{where}: not a regular file ({file_kind(mode)})')
+
+
+# Paths between ranks whose rows name an exchange mode (mode:pingpong, mode:stream, mode:bidir).
+# Files from before modes existed name their ping-pong rows without one: mpi_host/bytes:8
+# measured what mpi_host/mode:pingpong/bytes:8 measures.
+EXCHANGE_PATHS = ('mpi_host', 'mpi_cuda_aware', 'nccl_sendrecv')
+LEGACY_MODE = 'mode:pingpong'
+# mpi_staged named its staging mode: too until it gained exchange modes; now staging: is
+# followed by the exchange mode, and those rows measured ping-pong:
+# mpi_staged/host:pinned/mode:pipelined/bytes:8 is
+# mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8. Other paths' mode:
+# components (host_staging's mode:sequential) mean staging and are never touched.
+STAGED_PATH = 'mpi_staged'
+LEGACY_STAGING = {'mode:sequential': 'staging:sequential',
+                  'mode:pipelined': 'staging:pipelined'}
+
+
+def canonical_name(name):
+    """The current name of a row name (or a series key, without bytes:N): an exchange path's
+    name without a mode component gains mode:pingpong right after the path, and in an
+    mpi_staged name without a staging: component, mode:sequential or mode:pipelined becomes
+    staging:sequential or staging:pipelined followed by mode:pingpong."""
+    parts = name.split('/')
+    if parts[0] == STAGED_PATH and not any(part.startswith('staging:') for part in parts[1:]):
+        return '/'.join(f'{LEGACY_STAGING[part]}/{LEGACY_MODE}'
+                        if i and part in LEGACY_STAGING else part
+                        for i, part in enumerate(parts))
+    if parts[0] in EXCHANGE_PATHS and not any(part.startswith('mode:') for part in parts[1:]):
+        parts.insert(1, LEGACY_MODE)
+    return '/'.join(parts)
