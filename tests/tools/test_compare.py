@@ -5,7 +5,6 @@ Run from the repository root (or anywhere):
 """
 
 import copy
-import importlib.util
 import json
 import math
 import os
@@ -14,6 +13,8 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+
+from toollib import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / 'tools' / 'compare.py'
@@ -36,14 +37,7 @@ MODES_MODERN = FIXTURES / 'modes_modern.json'
 NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
 
 
-def load_tool():
-    spec = importlib.util.spec_from_file_location('compare', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-compare = load_tool()
+compare = load_tool('compare', TOOL)
 
 
 def iteration_rows(name, time_us, factors=NOISE, size=None, **counters):

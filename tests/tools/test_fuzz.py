@@ -41,6 +41,8 @@ import unittest
 import warnings
 from pathlib import Path
 
+from toollib import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPARE_TOOL = ROOT / 'tools' / 'compare.py'
 PLOT_TOOL = ROOT / 'tools' / 'plot.py'
@@ -68,20 +70,8 @@ CATEGORIES = ('truncated', 'wrong_types', 'non_finite', 'huge_numbers',
 NOTE_PREFIX = 'plot.py: note: '
 
 
-def load_tool(name, path):
-    """A tool as a module, without leaving a __pycache__ in tools/."""
-    spec = importlib.util.spec_from_file_location(f'fuzz_{name}', path)
-    module = importlib.util.module_from_spec(spec)
-    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = dont_write
-    return module
-
-
-compare = load_tool('compare', COMPARE_TOOL)
-plot = load_tool('plot', PLOT_TOOL)
+compare = load_tool('fuzz_compare', COMPARE_TOOL)
+plot = load_tool('fuzz_plot', PLOT_TOOL)
 
 
 def read_document(path):

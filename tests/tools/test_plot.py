@@ -15,6 +15,8 @@ import sys
 import tempfile
 import unittest
 
+from toollib import load_tool
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(REPO, "tools", "plot.py")
@@ -41,19 +43,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MPI_PP = "mpi_host/mode:pingpong"
 
 
-def load_tool():
-    """tools/plot.py as a module, without leaving a __pycache__ in tools/."""
-    spec = importlib.util.spec_from_file_location("plot_tool", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = dont_write
-    return module
-
-
-plot = load_tool()
+plot = load_tool("plot_tool", TOOL)
 
 
 def png_size(path):
