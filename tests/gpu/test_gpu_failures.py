@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_gpu_copy_paths import launch, iteration_rows, failed, message  # noqa: E402
-from test_gpu_copy_paths import no_gpu  # noqa: E402
+from test_gpu_copy_paths import no_gpu, skipped  # noqa: E402
 
 QUICK = ["--benchmark_min_time=0.01", "--xfer_max_time=0.05"]
 PINNED_COPY = "--benchmark_filter=^host_staging/host:pinned/mode:sequential/pair:[0-9]to[0-9]/"
@@ -33,13 +33,22 @@ def require_gpu(proc, document):
         raise no_gpu("no GPU row ran: " + (proc.stdout + proc.stderr)[-400:])
 
 
-class CudaErrors(unittest.TestCase):
-    def test_a_failed_copy_names_the_call_the_gpu_and_the_size_and_the_run_goes_on(self):
-        proc, doc = launch([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
-                            "--xfer_test_fail=cudaMemcpyAsync@1MiB"] + QUICK, timeout=300)
+class FailureTest(unittest.TestCase):
+    def run_failing(self, args, ranks=0, path=None):
+        """Runs with a fail point where a row must fail and the run end with exit 1; returns
+        (process, document, rows by message size). A skip where `path` cannot run here."""
+        proc, doc = launch(list(args) + QUICK, ranks=ranks, timeout=300)
+        if path and doc is not None and path in skipped(doc):
+            raise unittest.SkipTest(f"{path} skipped here: {skipped(doc)[path]}")
         require_gpu(proc, doc)
         self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        return proc, doc, rows_by_size(doc)
+
+
+class CudaErrors(FailureTest):
+    def test_a_failed_copy_names_the_call_the_gpu_and_the_size_and_the_run_goes_on(self):
+        proc, _, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
+                                          "--xfer_test_fail=cudaMemcpyAsync@1MiB"])
         self.assertEqual(sorted(rows), [4096, 1 << 20, 4 << 20])
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
@@ -50,22 +59,15 @@ class CudaErrors(unittest.TestCase):
         self.assertIn("1 row(s) failed", proc.stderr)
 
     def test_device_memory_that_cannot_be_had_fails_the_row_saying_what_was_asked(self):
-        proc, doc = launch([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
-                            "--xfer_test_fail=cudaMalloc@1MiB"] + QUICK, timeout=300)
-        require_gpu(proc, doc)
-        self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        _, _, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
+                                       "--xfer_test_fail=cudaMalloc@1MiB"])
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
         self.assertIn("cannot allocate 1 MiB of device memory on GPU 0", message(rows[1 << 20]))
         self.assertIn("cudaErrorMemoryAllocation", message(rows[1 << 20]))
 
     def test_pinned_memory_that_one_rank_cannot_have_fails_the_row_on_every_rank(self):
-        proc, doc = launch([STAGED, "--xfer_sizes=4K,1MiB,4MiB",
-                            "--xfer_test_fail=cudaHostAlloc@1MiB#1"] + QUICK, ranks=2,
-                           timeout=300)
-        require_gpu(proc, doc)
-        self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        _, _, rows = self.run_failing([STAGED, "--xfer_sizes=4K,1MiB,4MiB",
+                                       "--xfer_test_fail=cudaHostAlloc@1MiB#1"], ranks=2)
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
         text = message(rows[1 << 20])
@@ -73,7 +75,7 @@ class CudaErrors(unittest.TestCase):
         self.assertIn("cannot allocate 1 MiB of pinned host memory", text)
 
 
-class UnusableGpu(unittest.TestCase):
+class UnusableGpu(FailureTest):
     def test_a_rank_whose_gpu_cannot_be_used_ends_the_run_before_any_row(self):
         started = time.monotonic()
         proc, doc = launch(["--benchmark_filter=mpi_staged", "--xfer_sizes=4K",
@@ -88,11 +90,8 @@ class UnusableGpu(unittest.TestCase):
         self.assertNotIn("mpi_staged/", proc.stdout)
 
     def test_a_gpu_fault_ends_the_run_after_its_row_keeping_the_rows_before(self):
-        proc, doc = launch([PINNED_COPY, "--xfer_sizes=4K,64K,1MiB",
-                            "--xfer_test_fail=fault@64K"] + QUICK, timeout=300)
-        require_gpu(proc, doc)
-        self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        proc, doc, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,64K,1MiB",
+                                            "--xfer_test_fail=fault@64K"])
         self.assertEqual(sorted(rows), [4096, 65536])  # the 1 MiB row never ran
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertTrue(failed(rows[65536]))
@@ -101,11 +100,8 @@ class UnusableGpu(unittest.TestCase):
         self.assertIn("stopped before its last row", proc.stderr)
 
     def test_a_gpu_fault_on_one_rank_ends_the_run_on_every_rank(self):
-        proc, doc = launch([STAGED, "--xfer_sizes=4K,64K,1MiB",
-                            "--xfer_test_fail=fault@64K#1"] + QUICK, ranks=2, timeout=300)
-        require_gpu(proc, doc)
-        self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        _, doc, rows = self.run_failing([STAGED, "--xfer_sizes=4K,64K,1MiB",
+                                         "--xfer_test_fail=fault@64K#1"], ranks=2)
         self.assertEqual(sorted(rows), [4096, 65536])
         self.assertIn("rank 1", message(rows[65536]))
         self.assertIn("rank 1: GPU", doc["context"]["xferbench"]["incomplete"]["reason"])
@@ -127,18 +123,13 @@ class UnusableGpu(unittest.TestCase):
         self.assertIn("incomplete", doc["context"]["xferbench"])
 
 
-class NcclErrors(unittest.TestCase):
+class NcclErrors(FailureTest):
     def test_an_nccl_error_fails_the_row_and_the_next_row_gets_a_new_communicator(self):
-        proc, doc = launch(["--benchmark_filter=nccl_sendrecv/mode:pingpong",
-                            "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=ncclSend@64K#1"]
-                           + QUICK, ranks=2, timeout=300)
-        reasons = {s["path"]: s["reason"]
-                   for s in (doc or {}).get("context", {}).get("xferbench", {}).get("skipped", [])}
-        if "nccl_sendrecv" in reasons:  # one GPU: NCCL needs a GPU of its own per rank
-            raise unittest.SkipTest("nccl_sendrecv skipped here: " + reasons["nccl_sendrecv"])
-        require_gpu(proc, doc)
-        self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
-        rows = rows_by_size(doc)
+        # One GPU: NCCL needs a GPU of its own per rank, and the skip says so.
+        _, _, rows = self.run_failing(["--benchmark_filter=nccl_sendrecv/mode:pingpong",
+                                       "--xfer_sizes=4K,64K,1MiB",
+                                       "--xfer_test_fail=ncclSend@64K#1"],
+                                      ranks=2, path="nccl_sendrecv")
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertTrue(failed(rows[65536]))
         self.assertIn("ncclSend(", message(rows[65536]))
