@@ -156,7 +156,7 @@ class StagedCopy {
 };
 
 // `may_hold` is the family's: once queueing blocked behind a hold, the family times unheld.
-void staging_row(benchmark::State& state, const Harness& h, const Row& row, const StagingFamily& f,
+void staging_row(Visit& visit, const Harness& h, const Row& row, const StagingFamily& f,
                  bool& may_hold) {
   const std::string where =
       "GPU " + std::to_string(f.src) + " -> host -> GPU " + std::to_string(f.dst);
@@ -168,7 +168,7 @@ void staging_row(benchmark::State& state, const Harness& h, const Row& row, cons
                                         gpu::staging_operations_per_copy(row.bytes, f.pipelined), 2)
                       : gpu::BatchPlan{batch_for(row.bytes), false};
   }
-  gpu::copy_row<StagedCopy>(state, h, row, f, where, timing, may_hold);
+  gpu::copy_row<StagedCopy>(visit, h, row, f, where, timing, may_hold);
 }
 
 }  // namespace

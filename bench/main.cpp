@@ -8,14 +8,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "context.hpp"
 #include "error.hpp"
+#include "floor.hpp"
+#include "host_memory.hpp"
 #include "paths.hpp"
+#include "preflight.hpp"
 #include "reporter.hpp"
+#include "runner.hpp"
+#include "selection.hpp"
 
 namespace {
 
@@ -48,15 +54,6 @@ int launcher_rank() {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   }
   return 0;
-}
-
-void register_paths(xfer::Registry& registry) {
-  xfer::register_memcpy_peer(registry);
-  xfer::register_host_staging(registry);
-  xfer::register_mpi_host(registry);
-  xfer::register_mpi_staged(registry);
-  xfer::register_mpi_cuda_aware(registry);
-  xfer::register_nccl_sendrecv(registry);
 }
 
 // Google Benchmark parses its own flags; it never sees --benchmark_out (rank 0 owns that).
@@ -117,59 +114,58 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
   return status;
 }
 
+// The order of the visits: --xfer_seed, or one rank 0 draws for this run (recorded in the
+// context, so the run's order can be replayed).
+std::uint64_t agreed_seed(const xfer::Config& config, const xfer::World& world) {
+  if (config.seed != 0) return config.seed;
+  std::uint64_t seed = 0;
+  if (world.is_root()) {
+    std::random_device device;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    seed = ((std::uint64_t{device()} << 32 ^ device() ^ static_cast<std::uint64_t>(now)) &
+            xfer::kMaxSeed) |
+           1;
+  }
+  return world.broadcast(seed, 0);
+}
+
+// The floor each selected row's figure carries: --xfer_floor, or the path's measured one.
+std::vector<double> floors(const xfer::Config& config, const xfer::Registry& registry,
+                           const std::vector<std::size_t>& selected) {
+  std::vector<double> out;
+  for (const std::size_t i : selected)
+    out.push_back(config.floor_pct >= 0 ? config.floor_pct
+                                        : xfer::measured_floor_pct(registry.rows()[i].name));
+  return out;
+}
+
 int run(int argc, char** argv, const xfer::CommandLine& cl,
         std::chrono::steady_clock::time_point started) {
   xfer::World world(&argc, &argv);
   catch_stop_signals();
   xfer::Config config = cl.config;
-  // Every rank resolves the same text against the same world size: the same answer, or the
-  // same error on every rank, before any rank talks.
-  try {
-    // One rank and the default pair: no pair at all (the paths between ranks skip, saying why).
-    config.rank_pairs = world.size() < 2 && config.pairs == "0:1"
-                            ? xfer::RankPairs{}
-                            : xfer::resolve_pairs(config.pairs, world.size(), "--xfer_pairs");
-  } catch (const xfer::UsageError& e) {
-    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
+  if (const std::string refused = xfer::preflight(cl, config, world, test_memory());
+      !refused.empty()) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", refused.c_str());
     return 2;
   }
   xfer::arm_fail_point(config.test_fail, world.rank());
+  xfer::set_host_page_policy(xfer::parse_page_policy("--xfer_test_host_pages", config.test_host_pages));
   if (!config.test_hosts.empty()) {
     const auto r = static_cast<std::size_t>(world.rank());
     world.pretend_host(config.test_hosts[r < config.test_hosts.size() ? r : 0]);
   }
-  // Ranks given different flags or environment would register different rows and deadlock.
-  const std::string mine = xfer::settings_fingerprint(cl);
-  if (world.any(mine != world.broadcast(mine, 0))) {
-    if (world.is_root())
-      std::fprintf(stderr,
-                   "xferbench: the ranks were given different settings (flags, or XFER_* / "
-                   "BENCHMARK_* environment); every rank needs the same ones\n");
-    return 2;
-  }
-  // Each rank checks its own node's memory; any refusal stops every rank (no rank is left
-  // waiting for one that gave up).
-  std::string short_of_memory = xfer::check_memory(config, test_memory());
-  if (!short_of_memory.empty() && !world.is_root())
-    short_of_memory = "rank " + std::to_string(world.rank()) + ": " + short_of_memory;
-  if (const std::string refused = world.first_message(short_of_memory); !refused.empty()) {
-    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", refused.c_str());
-    return 2;
-  }
-  if (const auto error = xfer::check_output_writable(config, world); !error.empty()) {
-    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", error.c_str());
-    return 2;
-  }
   if (!config.test_rank_dump.empty()) {  // start each rank's dump afresh
     std::remove((config.test_rank_dump + "/rank" + std::to_string(world.rank()) + ".txt").c_str());
   }
+  config.seed = agreed_seed(config, world);
 
   xfer::Watchdog watchdog(config.timeout_s);
   xfer::json::Value context = xfer::base_context(config, world);
-  xfer::Registry registry(config, world, watchdog, context);
+  xfer::Registry registry(config, world, context);
   registry.rank_info() = xfer::base_rank_info(world);
   try {
-    register_paths(registry);
+    for (const xfer::Path& path : xfer::all_paths()) path.add(registry);
   } catch (const xfer::FatalError& e) {  // agreed: the same on every rank
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
@@ -188,36 +184,48 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     std::fflush(stderr);
   }
 
-  xfer::RankZeroReporter reporter(config, world, context, registry.skips(), started);
+  xfer::Selection selection;
+  try {
+    selection = xfer::select_rows(registry.rows(), config.filter, config.modes,
+                                  config.modes_given, config.sizes);
+  } catch (const xfer::UsageError& e) {  // the same filter on every rank
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
+  const xfer::Plan plan{config.visits, config.repetitions, config.interleave, config.seed};
+  xfer::Runner runner(registry, selection.rows, floors(config, registry, selection.rows), plan,
+                      xfer::Harness{config, world, watchdog}, started);
+  runner.register_rows();
+  xfer::RankZeroReporter reporter(config, world, context, registry.skips(), started,
+                                  [&runner] { return runner.visits_json(); });
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
-  } else {
-    std::size_t ran = 0;
-    bool stopped = false;
-    try {
-      ran = benchmark::RunSpecifiedBenchmarks(&reporter);
-    } catch (const xfer::FatalError& e) {  // thrown on every rank alike, at a row's start
-      reporter.stop_early(e.what());
-      stopped = true;
-    }
-    registry.release_rows();  // the last row's buffers, before MPI and CUDA go away
-    if (stopped || !registry.stop_reason().empty()) {
-      if (!stopped && world.is_root())  // it happened in the last row
-        std::fprintf(stderr, "xferbench: %s\n", registry.stop_reason().c_str());
-      return std::max(1, exit_status(reporter, registry, world));
-    }
-    // No row matched the filter: fine when it names a path skipped here; otherwise a typo that
-    // must not let a CI job pass on no data.
-    if (ran == 0) {
-      reporter.write_without_runs();
-      if (!filter_names_a_skipped_path(benchmark::GetBenchmarkFilter(), registry)) {
-        if (world.is_root())
-          std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here\n",
-                       benchmark::GetBenchmarkFilter().c_str());
-        return 2;
-      }
-    }
+    return exit_status(reporter, registry, world);
+  }
+  if (selection.rows.empty()) {
+    reporter.write_without_runs();
+    // Fine when the filter names a path skipped here; otherwise a typo that must not let a CI
+    // job pass on no data.
+    if (selection.hint.empty() && filter_names_a_skipped_path(config.filter, registry))
+      return exit_status(reporter, registry, world);
+    if (world.is_root())
+      std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here%s%s\n",
+                   config.filter.c_str(), selection.hint.empty() ? "" : "; ",
+                   selection.hint.c_str());
+    return 2;
+  }
+  bool stopped = false;
+  try {
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } catch (const xfer::FatalError& e) {  // thrown on every rank alike, at a row's report
+    reporter.stop_early(e.what());
+    stopped = true;
+  }
+  if (stopped || !runner.stop_reason().empty()) {
+    if (!stopped && world.is_root())  // it happened in the last visit
+      std::fprintf(stderr, "xferbench: %s\n", runner.stop_reason().c_str());
+    return std::max(1, exit_status(reporter, registry, world));
   }
   return exit_status(reporter, registry, world);
 }
@@ -238,9 +246,15 @@ int main(int argc, char** argv) {
     if (speak) std::printf("%s\n", xfer::version_line().c_str());
     return 0;
   }
+  try {
+    xfer::check_required_paths(cl.config, xfer::path_names());
+  } catch (const xfer::UsageError& e) {
+    if (speak) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
   if (cl.help) {
     if (!speak) return 0;
-    std::cout << xfer::harness_help() << std::endl;
+    std::cout << xfer::harness_help(xfer::path_names()) << std::endl;
     initialize_benchmark({argv[0], "--help"});  // prints Google Benchmark's flags and exits
     return 0;
   }

@@ -158,7 +158,7 @@ class PeerCopy {
 };
 
 // `may_hold` is the family's: once queueing blocked behind a hold, the family times unheld.
-void peer_row(benchmark::State& state, const Harness& h, const Row& row, const PeerFamily& f,
+void peer_row(Visit& visit, const Harness& h, const Row& row, const PeerFamily& f,
               bool& may_hold) {
   const std::string where = "GPU " + std::to_string(f.src) + " -> GPU " + std::to_string(f.dst);
   // Bandwidth: a batch of copies per clock reading, held until queued (a->b: 1 queued
@@ -169,7 +169,7 @@ void peer_row(benchmark::State& state, const Harness& h, const Row& row, const P
         gpu::plan_batch(batch_for(row.bytes), f.bidirectional ? 2 : 1, f.bidirectional ? 6 : 2);
     timing.hold = timing.hold && gpu::may_hold_peer_copy(f.p2p, row.bytes);
   }
-  gpu::copy_row<PeerCopy>(state, h, row, f, where, timing, may_hold, f.bidirectional ? 2 : 1);
+  gpu::copy_row<PeerCopy>(visit, h, row, f, where, timing, may_hold, f.bidirectional ? 2 : 1);
 }
 
 }  // namespace

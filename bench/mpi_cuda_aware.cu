@@ -16,9 +16,9 @@ namespace {
 constexpr int kTag = 50;
 
 // The same exchange as mpi_host (support/exchange.hpp), on device buffers.
-void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mode, int device) {
+void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device) {
   MpiExchange mpi(h.world, role_of(h.config.rank_pairs, h.world.rank()), row.bytes, kTag);
-  exchange_row<gpu::DeviceSlots>(state, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
+  exchange_row<gpu::DeviceSlots>(visit, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
     return std::make_unique<gpu::DeviceSlots>(traffic, device, slots, row.bytes, row.seed);
   });
 }
@@ -40,11 +40,11 @@ void register_mpi_cuda_aware(Registry& registry) {
     registry.skip("mpi_cuda_aware", cuda_aware.skip_reason);
     return;
   }
-  for (const Mode mode : modes_of(registry.config())) {
+  for (const Mode mode : all_modes()) {
     registry.add(
         "mpi_cuda_aware", exchange_family("mpi_cuda_aware", mode, registry.config()),
-        [mode, device = gpu.device](benchmark::State& state, const Harness& h, const Row& row) {
-          exchange(state, h, row, mode, device);
+        [mode, device = gpu.device](Visit& visit, const Harness& h, const Row& row) {
+          exchange(visit, h, row, mode, device);
         });
   }
 }

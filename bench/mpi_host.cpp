@@ -13,9 +13,9 @@ namespace {
 
 constexpr int kTag = 10;
 
-void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mode) {
+void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode) {
   MpiExchange mpi(h.world, role_of(h.config.rank_pairs, h.world.rank()), row.bytes, kTag);
-  exchange_row<HostSlots>(state, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
+  exchange_row<HostSlots>(visit, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
     return std::make_unique<HostSlots>(traffic, slots, row.bytes, row.seed);
   });
 }
@@ -27,10 +27,10 @@ void register_mpi_host(Registry& registry) {
     registry.skip("mpi_host", "needs 2 ranks (world size is 1); launch with mpirun -np 2");
     return;
   }
-  for (const Mode mode : modes_of(registry.config())) {
+  for (const Mode mode : all_modes()) {
     registry.add("mpi_host", exchange_family("mpi_host", mode, registry.config()),
-                 [mode](benchmark::State& state, const Harness& h, const Row& row) {
-                   exchange(state, h, row, mode);
+                 [mode](Visit& visit, const Harness& h, const Row& row) {
+                   exchange(visit, h, row, mode);
                  });
   }
 }

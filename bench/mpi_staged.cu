@@ -33,9 +33,9 @@ constexpr Variant kVariants[] = {
      "mpi_staged/host:pinned/staging:pipelined"},
 };
 
-// The row's device slots (each slot its own pattern) and the host staging behind them are made
-// once per row and kept together; the staging is the exchange (support/exchange_row.hpp).
-void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mode, int device,
+// The visit's device slots (each slot its own pattern) and the host staging behind them are
+// made together; the staging is the exchange (support/exchange_row.hpp).
+void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device,
               const Variant& variant) {
   const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
   const int window =
@@ -43,7 +43,7 @@ void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mo
           ? 1
           : window_for(h.config.window, row.bytes, gpu::StagedSlots::kInFlight);
   exchange_row_via<gpu::StagedSlots>(
-      state, h, row, mode, [](gpu::StagedSlots& b) -> gpu::MpiStaging& { return b.staging(); },
+      visit, h, row, mode, [](gpu::StagedSlots& b) -> gpu::MpiStaging& { return b.staging(); },
       [&](const Traffic& traffic, int slots) {
         return std::make_unique<gpu::StagedSlots>(
             gpu::DeviceSlots(traffic, device, slots, row.bytes, row.seed),
@@ -62,12 +62,12 @@ void register_mpi_staged(Registry& registry) {
   }
   gpu::announce_rank_gpus(registry, gpu.device);
   for (const Variant& variant : kVariants) {
-    for (const Mode mode : modes_of(registry.config())) {
+    for (const Mode mode : all_modes()) {
       if (variant.staging == gpu::StagingMode::Sequential && mode != Mode::PingPong) continue;
       registry.add("mpi_staged", exchange_family(variant.family, mode, registry.config()),
-                   [mode, device = gpu.device, &variant](benchmark::State& state, const Harness& h,
+                   [mode, device = gpu.device, &variant](Visit& visit, const Harness& h,
                                                          const Row& row) {
-                     exchange(state, h, row, mode, device, variant);
+                     exchange(visit, h, row, mode, device, variant);
                    });
     }
   }

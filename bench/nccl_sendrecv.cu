@@ -20,20 +20,20 @@
 namespace xfer {
 namespace {
 
-void exchange(benchmark::State& state, const Harness& h, const Row& row, Mode mode, int device,
+void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device,
               gpu::SharedNcclComm& shared) {
   // The run's communicator: made by the first row, by all ranks together.
   gpu::NcclComm* comm = nullptr;
-  if (!all_ok(state, h, row, "NCCL communicator", [&] { comm = &shared.acquire(h.world, device); }))
+  if (!all_ok(visit, h, row, "NCCL communicator", [&] { comm = &shared.acquire(h.world, device); }))
     return;
   std::unique_ptr<gpu::NcclExchange> nccl;
-  if (!all_ok(state, h, row, "NCCL stream", [&] {
+  if (!all_ok(visit, h, row, "NCCL stream", [&] {
         nccl = std::make_unique<gpu::NcclExchange>(
             *comm, role_of(h.config.rank_pairs, h.world.rank()), row.bytes);
       }))
     return;
   exchange_row<gpu::DeviceSlots>(
-      state, h, row, mode, *nccl, [&](const Traffic& traffic, int slots) {
+      visit, h, row, mode, *nccl, [&](const Traffic& traffic, int slots) {
         return std::make_unique<gpu::DeviceSlots>(traffic, device, slots, row.bytes, row.seed);
       });
 }
@@ -57,11 +57,11 @@ void register_nccl_sendrecv(Registry& registry) {
   // Point-to-point needs no NVLink multicast; keep NCCL from setting it up unless asked to.
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
-  for (const Mode mode : modes_of(registry.config())) {
+  for (const Mode mode : all_modes()) {
     registry.add("nccl_sendrecv", exchange_family("nccl_sendrecv", mode, registry.config()),
-                 [mode, device = gpu.device, shared](benchmark::State& state, const Harness& h,
+                 [mode, device = gpu.device, shared](Visit& visit, const Harness& h,
                                                      const Row& row) {
-                   exchange(state, h, row, mode, device, *shared);
+                   exchange(visit, h, row, mode, device, *shared);
                  });
   }
 }

@@ -1,6 +1,9 @@
-// Every transfer path registers itself here: a skip with its reason, or its benchmark
-// families. main.cpp calls them in this order, which is the order rows appear in.
+// The transfer paths, in one list: each registers itself (a skip with its reason, or its
+// benchmark families), in this order, which is the order rows appear in.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -12,5 +15,24 @@ void register_mpi_host(Registry& registry);        // mpi_host.cpp
 void register_mpi_staged(Registry& registry);      // mpi_staged.cu
 void register_mpi_cuda_aware(Registry& registry);  // mpi_cuda_aware.cu
 void register_nccl_sendrecv(Registry& registry);   // nccl_sendrecv.cu
+
+struct Path {
+  const char* name;
+  void (*add)(Registry&);
+};
+
+inline const std::vector<Path>& all_paths() {
+  static const std::vector<Path> paths = {
+      {"memcpy_peer", register_memcpy_peer},       {"host_staging", register_host_staging},
+      {"mpi_host", register_mpi_host},             {"mpi_staged", register_mpi_staged},
+      {"mpi_cuda_aware", register_mpi_cuda_aware}, {"nccl_sendrecv", register_nccl_sendrecv}};
+  return paths;
+}
+
+inline std::vector<std::string> path_names() {
+  std::vector<std::string> names;
+  for (const Path& p : all_paths()) names.emplace_back(p.name);
+  return names;
+}
 
 }  // namespace xfer

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 
 #include "error.hpp"
+#include "host_memory.hpp"
 #include "sizes.hpp"
 
 namespace xfer {
@@ -52,6 +54,16 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+std::uint64_t parse_seed(const std::string& flag, const std::string& value) {
+  const bool digits = !value.empty() && value.size() <= 16 &&
+                      value.find_first_not_of("0123456789") == std::string::npos;
+  const std::uint64_t seed = digits ? std::strtoull(value.c_str(), nullptr, 10) : 0;
+  if (seed == 0 || seed > kMaxSeed)
+    throw UsageError(flag + "='" + value + "': expected a whole number from 1 to " +
+                     std::to_string(kMaxSeed));
+  return seed;
+}
+
 const std::vector<Flag>& flags() {
   static const std::vector<Flag> table = {
       {"xfer_sizes", "XFER_SIZES", "LIST",
@@ -64,14 +76,6 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.require = split_list(v);
          if (c.require.empty()) throw UsageError(f + "='" + v + "': expected PATH[,PATH]");
-         for (const auto& p : c.require) {
-           const auto& known = known_paths();
-           if (std::find(known.begin(), known.end(), p) == known.end()) {
-             std::string list;
-             for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-             throw UsageError(f + ": unknown path '" + p + "'; expected one of " + list);
-           }
-         }
        }},
       {"xfer_gpus", "XFER_GPUS", "A:B[,A:B]|all",
        "GPU pairs for memcpy_peer and host_staging, source:destination (default 0:1)",
@@ -102,6 +106,7 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.modes =
              v == "all" ? std::vector<std::string>{"pingpong", "stream", "bidir"} : split_list(v);
+         c.modes_given = true;
          if (c.modes.empty())
            throw UsageError(f + "='" + v + "': expected pingpong, stream, bidir or all");
          for (const auto& m : c.modes) {
@@ -109,6 +114,23 @@ const std::vector<Flag>& flags() {
              throw UsageError(f + ": unknown mode '" + m +
                               "'; expected pingpong, stream, bidir (a list) or all");
          }
+       }},
+      {"xfer_visits", "XFER_VISITS", "N",
+       "visits per row: each measures the row afresh at its own place in a shuffled run "
+       "order; the row's figure and its +-% come from them all (default 3)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.visits = parse_int(f, v, 1, 1000, "a whole number from 1 to 1000");
+       }},
+      {"xfer_seed", "XFER_SEED", "N",
+       "order of the visits (default: a new one each run, recorded in the result file)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.seed = parse_seed(f, v);
+       }},
+      {"xfer_floor", "XFER_FLOOR", "PCT",
+       "spread between processes that one run's visits cannot see, added to every row's +-% "
+       "(default: measured per path, docs/reproducibility.md; 0 where tools/run merges jobs)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.floor_pct = parse_number(f, v, 0, 100, "a percentage from 0 to 100");
        }},
       {"xfer_window", "XFER_WINDOW", "N",
        "messages in flight in mode:stream and mode:bidir (default 64, as osu_bw)",
@@ -164,6 +186,27 @@ const std::vector<Flag>& flags() {
        "test only: rank 0 scales every timed batch by a random factor within 1 +- PCT/100",
        [](Config& c, const std::string& f, const std::string& v) {
          c.test_noise_pct = parse_number(f, v, 0, 90, "a percentage from 0 to 90");
+       },
+       true},
+      {"xfer_test_shift", "XFER_TEST_SHIFT", "PCT",
+       "test only: every visit's times are scaled by its own random factor within 1 +- PCT/100",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.test_shift_pct = parse_number(f, v, 0, 90, "a percentage from 0 to 90");
+       },
+       true},
+      {"xfer_test_slowdown", "XFER_TEST_SLOWDOWN", "REGEX:PCT",
+       "test only: rows whose name matches REGEX time PCT percent longer (a planted "
+       "regression)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         parse_slowdown(f, v);
+         c.test_slowdown = v;
+       },
+       true},
+      {"xfer_test_host_pages", "XFER_TEST_HOST_PAGES", "default|huge|nohuge|locked",
+       "test only: ask for transparent huge pages, none, or locked pages for host buffers",
+       [](Config& c, const std::string& f, const std::string& v) {
+         parse_page_policy(f, v);
+         c.test_host_pages = v;
        },
        true},
       {"xfer_test_hosts", "XFER_TEST_HOSTS", "HOST[,HOST...]",
@@ -223,6 +266,19 @@ std::uint64_t physical_memory() {
 
 }  // namespace
 
+Slowdown parse_slowdown(const std::string& flag, const std::string& value) {
+  const char* form = "expected REGEX:PCT, e.g. mpi_host/mode:pingpong:10";
+  const auto colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw UsageError(flag + "='" + value + "': " + form);
+  Slowdown out{value.substr(0, colon), parse_number(flag, value.substr(colon + 1), 0, 1000, form)};
+  try {
+    std::regex check(out.pattern, std::regex::extended);
+  } catch (const std::regex_error&) {
+    throw UsageError(flag + "='" + value + "': " + form);
+  }
+  return out;
+}
+
 MinTime parse_min_time(const std::string& flag, const std::string& value) {
   const char* form = "expected seconds like 0.5 or 0.5s, or a message count like 100x";
   std::string number = value;
@@ -268,13 +324,22 @@ std::string settings_fingerprint(const CommandLine& cl) {
   for (const int g : c.gpu_map) out << g << ',';
   for (const auto& host : c.test_hosts) out << host << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
+  out << '\n'
+      << c.modes_given << ' ' << c.visits << ' ' << c.seed << ' ' << c.floor_pct << ' '
+      << c.repetitions << ' ' << c.interleave << ' ' << c.test_shift_pct << '\n'
+      << c.filter << '\n'
+      << c.test_slowdown << '\n'
+      << c.test_host_pages;
   return out.str();
 }
 
-const std::vector<std::string>& known_paths() {
-  static const std::vector<std::string> paths = {"memcpy_peer", "host_staging",   "mpi_host",
-                                                 "mpi_staged",  "mpi_cuda_aware", "nccl_sendrecv"};
-  return paths;
+void check_required_paths(const Config& config, const std::vector<std::string>& paths) {
+  for (const auto& p : config.require) {
+    if (std::find(paths.begin(), paths.end(), p) != paths.end()) continue;
+    std::string list;
+    for (const auto& k : paths) list += (list.empty() ? "" : ", ") + k;
+    throw UsageError("--xfer_require: unknown path '" + p + "'; expected one of " + list);
+  }
 }
 
 GpuPairs parse_gpu_pairs(const std::string& text, const std::string& flag) {
@@ -329,11 +394,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   if (const char* v = env("BENCHMARK_OUT")) c.out_path = v;
   if (const char* v = env("BENCHMARK_OUT_FORMAT")) c.out_format = v;
   if (const char* v = env("BENCHMARK_FORMAT")) c.display_format = v;
-  const char* interleave = env("BENCHMARK_ENABLE_RANDOM_INTERLEAVING");
-  if (interleave && truthy(interleave))
-    throw UsageError(
-        "BENCHMARK_ENABLE_RANDOM_INTERLEAVING: every rank must run the benchmarks "
-        "in the same order; random interleaving is not supported");
+  if (const char* v = env("BENCHMARK_ENABLE_RANDOM_INTERLEAVING")) c.interleave = truthy(v);
+  if (const char* v = env("BENCHMARK_FILTER")) c.filter = v;
+  if (const char* v = env("BENCHMARK_REPETITIONS"))
+    c.repetitions = parse_int("BENCHMARK_REPETITIONS", v, 1, 1000000, "a whole number from 1");
   if (const char* v = env("BENCHMARK_MIN_TIME")) apply_min_time(c, "BENCHMARK_MIN_TIME", v);
 
   for (int i = 1; i < argc; ++i) {
@@ -359,11 +423,18 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
       continue;
     }
     if (name == "--benchmark_format") c.display_format = value;  // Google Benchmark reads it too
-    if (name == "--benchmark_enable_random_interleaving" &&
-        (eq == std::string::npos || truthy(value)))
-      throw UsageError(name +
-                       ": every rank must run the benchmarks in the same order; random "
-                       "interleaving is not supported");
+    // xferbench selects and orders the rows itself (selection.hpp, runner.hpp): Google
+    // Benchmark's own shuffle would differ from rank to rank.
+    if (name == "--benchmark_enable_random_interleaving") {
+      c.interleave = eq == std::string::npos || truthy(value);
+      continue;
+    }
+    if (name == "--benchmark_filter") {
+      c.filter = value;
+      continue;
+    }
+    if (name == "--benchmark_repetitions")
+      c.repetitions = parse_int(name, value, 1, 1000000, "a whole number from 1");
     if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
         value != "s")
       throw UsageError(name + "='" + value + "': expected ns, us, ms or s");
@@ -386,13 +457,15 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   // Google Benchmark calls a row once it has timed anything: the row's own loop decides.
   const auto [gb_major, gb_minor] = benchmark_version();
   cl.benchmark_args.push_back(benchmark_min_time_arg(gb_major, gb_minor));
+  cl.benchmark_args.push_back("--benchmark_filter=.");  // only the selected rows are registered
+  cl.benchmark_args.push_back("--benchmark_enable_random_interleaving=false");
   check_format("--benchmark_out_format", c.out_format);
   check_format("--benchmark_format", c.display_format);
 
   return cl;
 }
 
-std::string harness_help() {
+std::string harness_help(const std::vector<std::string>& paths) {
   std::ostringstream out;
   const auto line = [&out](const std::string& lhs, const std::string& help) {
     out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << help << "\n";
@@ -412,7 +485,7 @@ std::string harness_help() {
     if (f.test_only) line(std::string("  --") + f.name + "=" + f.value, f.help);
   }
   out << "\nPaths: ";
-  for (const auto& p : known_paths()) out << p << (p == known_paths().back() ? "\n" : ", ");
+  for (const auto& p : paths) out << p << (p == paths.back() ? "\n" : ", ");
   out << "Rows are PATH[/VARIANT]/bytes:N; time is the one-way time of one message; GB/s uses "
          "GB = 1e9 bytes.\n\nGoogle Benchmark's flags follow.\n";
   return out.str();

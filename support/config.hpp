@@ -26,6 +26,9 @@ std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices)
 
 enum class CudaAwareMode { Auto, Yes, No };
 
+// Seeds stay below 2^53 so that every JSON reader holds them exactly.
+constexpr std::uint64_t kMaxSeed = (std::uint64_t{1} << 53) - 1;
+
 struct Config {
   std::vector<std::uint64_t> sizes;
   std::vector<std::string> require;  // paths whose skip is a failure
@@ -37,6 +40,14 @@ struct Config {
   RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
   int window = 64;               // messages in flight in mode:stream and mode:bidir
   std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
+  bool modes_given = false;  // --xfer_modes was set: a filter cannot add modes (selection.hpp)
+  int visits = 3;            // visits per row (--xfer_visits; runner.hpp)
+  std::uint64_t seed = 0;    // order of the visits (--xfer_seed); 0: rank 0 draws one
+  double floor_pct = -1;     // --xfer_floor; below 0: each row's measured floor (floor.hpp)
+  // Google Benchmark flags xferbench acts on itself (it selects and orders the rows).
+  std::string filter;          // --benchmark_filter as given
+  int repetitions = 1;         // --benchmark_repetitions
+  bool interleave = false;     // --benchmark_enable_random_interleaving
   std::vector<int> gpu_map;  // GPU per node-local rank (empty: local rank % visible GPUs)
   double timeout_s = 600;    // watchdog: longest one benchmark run may take
   std::string out_path;      // --benchmark_out
@@ -47,6 +58,9 @@ struct Config {
   int test_hang_rank = -1;
   std::string test_corrupt;
   double test_noise_pct = 0;  // timing ranks scale each batch's time by 1 +- up to this percent
+  double test_shift_pct = 0;  // and each visit's times by its own factor within 1 +- this
+  std::string test_slowdown;  // REGEX:PCT: rows matching REGEX time PCT percent longer
+  std::string test_host_pages = "default";  // host_memory.hpp: PagePolicy
   std::vector<std::string> test_hosts;  // host name per rank, instead of the real ones
   std::string test_rank_dump;
   FailPoint test_fail;  // one checked CUDA or NCCL call fails on purpose (failpoint.hpp)
@@ -70,10 +84,18 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
 // agree on it after MPI starts, so a node with less memory stops every rank, not just its own.
 std::string check_memory(const Config& config, std::uint64_t memory_bytes = 0);
 
-std::string harness_help();
+// --help's text; `paths` are the transfer paths' names.
+std::string harness_help(const std::vector<std::string>& paths);
 
 // --benchmark_min_time, read by xferbench itself (a row's own loop honours it): seconds of timed
 // time ("0.5", "0.5s") or a message count ("100x"). Throws UsageError naming `flag`.
+// --xfer_test_slowdown=REGEX:PCT. Throws UsageError naming `flag`.
+struct Slowdown {
+  std::string pattern;  // POSIX extended, searched in the row name
+  double pct = 0;
+};
+Slowdown parse_slowdown(const std::string& flag, const std::string& value);
+
 struct MinTime {
   double seconds = 0;
   std::int64_t messages = 0;
@@ -87,6 +109,7 @@ std::string benchmark_min_time_arg(int gb_major, int gb_minor);
 // Everything that decides which benchmarks run and how: ranks compare it before running, so
 // a rank that got other flags or environment fails the launch instead of deadlocking it.
 std::string settings_fingerprint(const CommandLine& cl);
-const std::vector<std::string>& known_paths();
+// Throws UsageError naming --xfer_require if it names a path not among `paths`.
+void check_required_paths(const Config& config, const std::vector<std::string>& paths);
 
 }  // namespace xfer

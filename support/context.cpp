@@ -81,6 +81,13 @@ json::Value base_context(const Config& config, const World& world) {
   for (const auto s : config.sizes) sizes.push(s);
   ctx.set("sizes", sizes);
   ctx.set("warmup", config.warmup);
+  json::Value plan = json::Value::object();  // how rows were visited (runner.hpp)
+  plan.set("visits", config.visits);
+  plan.set("seed", config.seed);
+  plan.set("repetitions", config.repetitions);
+  plan.set("shuffle_last", config.interleave);
+  ctx.set("plan", plan);
+  ctx.set("jobs", 1);
   ctx.set("skipped", json::Value::array());
   ctx.set("incomplete", nullptr);  // a document written before the run finished says why here
   return ctx;

@@ -1,7 +1,9 @@
 #include "error.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace xfer {
@@ -19,7 +21,33 @@ std::string rank_prefix() {
 
 namespace {
 std::string g_fatal;
+
+// Prepared ahead, so that saying it needs nothing but write(2), which a signal handler may call.
+char g_cut_short_note[1024] = "";
+char g_file_in_progress[4096] = "";  // removed if the run dies while it is being written
+
+void copy_text(char* to, std::size_t size, const std::string& text) {
+  const std::size_t n = std::min(size - 1, text.size());
+  std::memcpy(to, text.data(), n);
+  to[n] = '\0';
+}
 }  // namespace
+
+void set_cut_short_note(const std::string& note) {
+  copy_text(g_cut_short_note, sizeof g_cut_short_note, note);
+}
+
+void set_file_in_progress(const std::string& path) {
+  copy_text(g_file_in_progress, sizeof g_file_in_progress, path);
+}
+
+void note_cut_short() noexcept {
+  if (g_file_in_progress[0] != '\0') ::unlink(g_file_in_progress);
+  if (g_cut_short_note[0] != '\0') {
+    const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
+    (void)ignored;
+  }
+}
 
 void note_fatal(const std::string& why) {
   if (g_fatal.empty()) g_fatal = why;

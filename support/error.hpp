@@ -38,6 +38,13 @@ class FatalError : public Error {
 void note_fatal(const std::string& why);
 const std::string& fatal_note();
 
+// For a run cut short (a signal, the watchdog): what to say and what to clean up. The reporter
+// keeps both current; note_cut_short removes a half-written result file and says on stderr where
+// the rows measured so far are. Async-signal-safe.
+void set_cut_short_note(const std::string& note);      // "" says nothing
+void set_file_in_progress(const std::string& path);   // "" when no file is being written
+void note_cut_short() noexcept;
+
 // "rank 3: " once MPI is up, "" before; the harness prefixes every row error with it.
 std::string rank_prefix();
 

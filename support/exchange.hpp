@@ -27,8 +27,9 @@ namespace xfer {
 
 enum class Mode { PingPong, Stream, Bidir };
 struct Config;
-// The modes --xfer_modes asks for, in the order pingpong, stream, bidir.
-std::vector<Mode> modes_of(const Config& config);
+// Every mode, in the order pingpong, stream, bidir: paths register rows of each, and the
+// selection (selection.hpp) runs those of the modes --xfer_modes asks for.
+const std::vector<Mode>& all_modes();
 const char* mode_name(Mode mode);  // "pingpong", "stream", "bidir"
 int directions(Mode mode);         // 2 for bidir
 

@@ -19,4 +19,11 @@ using HostPages = std::unique_ptr<char, FreeHost>;
 // refused: ...)" when the system says no.
 HostPages allocate_pages(std::size_t bytes, const std::string& what);
 
+// Test only (--xfer_test_host_pages), for the experiments of docs/reproducibility.md: what the
+// host buffers of allocate_pages are asked to be: the system's default, transparent huge pages
+// (2 MiB aligned, madvise), never huge pages, or locked in memory (mlock).
+enum class PagePolicy { Default, Huge, NoHuge, Locked };
+void set_host_page_policy(PagePolicy policy);
+PagePolicy parse_page_policy(const std::string& flag, const std::string& value);
+
 }  // namespace xfer

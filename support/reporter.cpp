@@ -5,25 +5,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 
+#include "error.hpp"
+
 namespace xfer {
 namespace {
-
-// What the run says if it is cut short (a signal, the watchdog): prepared after every partial
-// write, so that saying it needs nothing but write(2), which a signal handler may call.
-char g_partial_note[1024] = "";
-char g_temp_path[4096] = "";  // the file being written now, removed if the run dies meanwhile
-
-void copy_text(char* to, std::size_t size, const std::string& text) {
-  const std::size_t n = std::min(size - 1, text.size());
-  std::memcpy(to, text.data(), n);
-  to[n] = '\0';
-}
 
 // Google Benchmark's JSON reporter, buffered so the finished document can get our context
 // before it is written anywhere.
@@ -108,12 +100,15 @@ std::string indent_continuation(const std::string& text, const std::string& pad)
 
 }  // namespace
 
-void note_cut_short() noexcept {
-  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
-  if (g_partial_note[0] != '\0') {
-    const ssize_t ignored = ::write(2, g_partial_note, std::strlen(g_partial_note));
-    (void)ignored;
+std::vector<benchmark::BenchmarkReporter::Run> without_non_finite_counters(
+    const std::vector<benchmark::BenchmarkReporter::Run>& runs) {
+  std::vector<benchmark::BenchmarkReporter::Run> out = runs;
+  for (auto& run : out) {
+    for (auto it = run.counters.begin(); it != run.counters.end();) {
+      it = std::isfinite(it->second.value) ? std::next(it) : run.counters.erase(it);
+    }
   }
+  return out;
 }
 
 std::string temp_path_for(const std::string& out_path) {
@@ -161,13 +156,15 @@ bool shown_on_console(const std::string& counter) {
 
 RankZeroReporter::RankZeroReporter(const Config& config, const World& world, json::Value context,
                                    std::vector<Skip> skips,
-                                   std::chrono::steady_clock::time_point started)
+                                   std::chrono::steady_clock::time_point started,
+                                   std::function<json::Value()> visits)
     : config_(config),
       root_(world.is_root()),
       context_(std::move(context)),
       context_json_(context_.dump(2)),
       skips_(std::move(skips)),
-      started_(started) {
+      started_(started),
+      visits_(std::move(visits)) {
   if (!root_) {  // other ranks never print, never open the result file
     SetOutputStream(&null_);
     SetErrorStream(&null_);
@@ -204,8 +201,9 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
                     counter(run, "latency_us")});
   }
   if (!root_) return;
-  display_->ReportRuns(runs);
-  if (file_) file_->ReportRuns(runs);
+  const std::vector<Run> finite = without_non_finite_counters(runs);
+  display_->ReportRuns(finite);
+  if (file_) file_->ReportRuns(finite);
   if (json_file_ && !special_out_) write_partial(runs.size());
 }
 
@@ -232,11 +230,11 @@ void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& r
                                  "or hung, after this document's last row");
   incomplete.set("rows", rows_written_);
   json::Value context = context_;
+  if (visits_) context.set("visits", visits_());
   context.set("incomplete", incomplete);
   write_output(static_cast<ContextJsonReporter*>(json_file_)->partial(context.dump(2)));
   if (!output_failed_)
-    copy_text(g_partial_note, sizeof g_partial_note,
-              "xferbench: the run did not finish; the " + std::to_string(rows_written_) +
+    set_cut_short_note("xferbench: the run did not finish; the " + std::to_string(rows_written_) +
                   " row(s) measured so far are in " + config_.out_path +
                   " (context.xferbench.incomplete says so)\n");
 }
@@ -245,6 +243,7 @@ void RankZeroReporter::summarise() {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   context_.set("summary", summary_.to_json(wall, skips_));
+  if (visits_) context_.set("visits", visits_());
   context_json_ = context_.dump(2);
   std::FILE* to = config_.display_format == "console" ? stdout : stderr;
   std::fflush(stdout);
@@ -286,7 +285,7 @@ void RankZeroReporter::write_output(const std::string& text) {
   // Write beside the target and rename: a reader never sees a half-written file, and two runs
   // writing the same file at once each rename a whole document of their own into place.
   const std::string temp = temp_path_for(config_.out_path);
-  copy_text(g_temp_path, sizeof g_temp_path, temp);
+  set_file_in_progress(temp);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -304,27 +303,7 @@ void RankZeroReporter::write_output(const std::string& text) {
     std::remove(temp.c_str());
     output_failed_ = true;
   }
-  g_temp_path[0] = '\0';
-}
-
-std::string check_output_writable(const Config& config, const World& world) {
-  std::string error;
-  if (world.is_root() && !config.out_path.empty() && is_special_file(config.out_path)) {
-    if (::access(config.out_path.c_str(), W_OK) != 0)
-      error = "--benchmark_out=" + config.out_path + ": cannot write there (" +
-              std::strerror(errno) + ")";
-  } else if (world.is_root() && !config.out_path.empty()) {
-    const std::string temp = temp_path_for(config.out_path);
-    std::FILE* f = std::fopen(temp.c_str(), "wb");
-    if (!f) {
-      error = "--benchmark_out=" + config.out_path + ": cannot create a file there (" +
-              std::strerror(errno) + ")";
-    } else {
-      std::fclose(f);
-      std::remove(temp.c_str());
-    }
-  }
-  return world.broadcast(error, 0);
+  set_file_in_progress("");
 }
 
 }  // namespace xfer

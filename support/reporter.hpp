@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -21,9 +22,16 @@
 
 namespace xfer {
 
-// For a run cut short (a signal, the watchdog): removes a half-written result file and says on
-// stderr where the rows measured so far are. Async-signal-safe.
-void note_cut_short() noexcept;
+// The runs without counters whose value is not a finite number (the coefficient of variation
+// of a counter whose mean is 0, in --benchmark_repetitions' aggregates): JSON has no NaN, and
+// the trackers that read result files refuse one.
+std::vector<benchmark::BenchmarkReporter::Run> without_non_finite_counters(
+    const std::vector<benchmark::BenchmarkReporter::Run>& runs);
+
+// Where the result file is written before it is renamed into place.
+std::string temp_path_for(const std::string& out_path);
+// /dev/null, a FIFO, a terminal: written to straight, once, never renamed over.
+bool is_special_file(const std::string& path);
 
 // True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
 bool run_failed(const benchmark::BenchmarkReporter::Run& run);
@@ -37,9 +45,11 @@ bool shown_on_console(const std::string& counter);
 
 class RankZeroReporter : public benchmark::BenchmarkReporter {
  public:
-  // `started`: when the run began (for the summary's wall time); `skips`: paths skipped here.
+  // `started`: when the run began (for the summary's wall time); `skips`: paths skipped here;
+  // `visits`: the per-visit figures so far, for context.xferbench.visits (may be empty).
   RankZeroReporter(const Config& config, const World& world, json::Value context,
-                   std::vector<Skip> skips, std::chrono::steady_clock::time_point started);
+                   std::vector<Skip> skips, std::chrono::steady_clock::time_point started,
+                   std::function<json::Value()> visits = nullptr);
   ~RankZeroReporter() override;
 
   bool ReportContext(const Context& context) override;
@@ -72,6 +82,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::string context_json_;  // what the JSON reporters splice in at Finalize
   std::vector<Skip> skips_;
   std::chrono::steady_clock::time_point started_;
+  std::function<json::Value()> visits_;
   Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;
@@ -84,9 +95,5 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::set<std::string> paths_reported_;
   bool output_failed_ = false;
 };
-
-// Rank 0 checks --benchmark_out can be written before anything runs; agreed on every rank.
-// Returns "" or the error message.
-std::string check_output_writable(const Config& config, const World& world);
 
 }  // namespace xfer

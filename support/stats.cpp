@@ -45,6 +45,30 @@ void SampleSet::add(double value) {
   if (slot < kKept) kept_[slot] = value;
 }
 
+void SampleSet::merge(const SampleSet& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    *this = other;
+    return;
+  }
+  // Chan et al.'s pairwise update of the mean and the sum of squared distances.
+  const double n_a = static_cast<double>(count_);
+  const double n_b = static_cast<double>(other.count_);
+  const double delta = other.mean_ - mean_;
+  const double n = n_a + n_b;
+  mean_ += delta * n_b / n;
+  m2_ += other.m2_ + delta * delta * n_a * n_b / n;
+  count_ += other.count_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+  kept_.insert(kept_.end(), other.kept_.begin(), other.kept_.end());
+  while (kept_.size() > kKept) {  // drop random ones until kKept remain
+    draw_ = mix64(draw_ + kept_.size());
+    kept_[draw_ % kept_.size()] = kept_.back();
+    kept_.pop_back();
+  }
+}
+
 double SampleSet::stddev() const {
   return count_ < 2 ? 0.0 : std::sqrt(m2_ / static_cast<double>(count_ - 1));
 }

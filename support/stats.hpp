@@ -22,6 +22,9 @@ class SampleSet {
   static constexpr std::size_t kKept = std::size_t{1} << 16;
 
   void add(double value);
+  // Adds every sample `other` holds (count, mean and spread exactly; its kept samples join the
+  // kept ones, thinned at random past kKept).
+  void merge(const SampleSet& other);
 
   std::size_t count() const { return count_; }
   double mean() const { return mean_; }

@@ -5,7 +5,6 @@
 #include <cstdlib>
 
 #include "error.hpp"
-#include "reporter.hpp"
 
 namespace xfer {
 

@@ -20,15 +20,15 @@ namespace xfer::gpu {
 // `may_hold` is the family's (once queueing blocked behind a hold, the family times unheld);
 // `directions` is 2 where a row moves bytes both ways at once.
 template <class Copy, class Family>
-void copy_row(benchmark::State& state, const Harness& h, const Row& row, const Family& f,
+void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,
               const std::string& gpus, const BatchPlan& timing, bool& may_hold,
               int directions = 1) {
   const bool mine = h.world.is_root();
   const std::string where = gpus + ", " + format_size(row.bytes);  // named in every error
 
-  // Once per row: buffers, streams and patterns (peer access too), then warm-up copies.
-  auto* copy = setup_once<std::optional<Copy>>(
-      state, h, row,
+  // Afresh in every visit: buffers, streams and patterns (peer access too), then warm-up copies.
+  auto copy = set_up<std::optional<Copy>>(
+      visit, h, row,
       [&] {
         auto made = std::make_unique<std::optional<Copy>>();
         if (mine) with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
@@ -40,14 +40,14 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const F
   if (!copy) return;
 
   // Every timed pass starts from poison: only its own copies can make validation pass.
-  if (!all_ok(state, h, row, "poison", [&] {
+  if (!all_ok(visit, h, row, "poison", [&] {
         if (mine) with_context(where, [&] { (*copy)->poison(); });
       }))
     return;
 
   Measurement m;
   if (!measure(
-          state, h, row, timing.batch, mine,
+          visit, h, row, timing.batch, mine,
           [&] {
             if (!mine) return 0.0;
             return with_context(where, [&] {
@@ -57,12 +57,12 @@ void copy_row(benchmark::State& state, const Harness& h, const Row& row, const F
           m))
     return;
 
-  if (!all_ok(state, h, row, "validate", [&] {
+  if (!all_ok(visit, h, row, "validate", [&] {
         if (mine) with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
       }))
     return;
 
-  report_row(state, row, m, timing.batch, directions);
+  report_row(visit, row, m, timing.batch, directions);
 }
 
 }  // namespace xfer::gpu

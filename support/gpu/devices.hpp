@@ -74,7 +74,7 @@ void announce_gpus(Registry& registry, const std::vector<std::pair<int, int>>& p
 // Registration shared by the one-process copy paths: rank 0 probes the GPUs and every rank
 // plans from its facts (`plan(gpus, facts)` -> skips and families), skips are recorded, rank 0
 // announces the GPUs in use, and each family is added with its own may-hold flag, which
-// `row(state, harness, row, family, may_hold)` clears once a stream hold gave up.
+// `row(visit, harness, row, family, may_hold)` clears once a stream hold gave up.
 template <class PlanFn, class RowFn>
 void register_copy_families(Registry& registry, const std::string& path, PlanFn plan_for,
                             RowFn row_fn) {
@@ -93,8 +93,8 @@ void register_copy_families(Registry& registry, const std::string& path, PlanFn 
     auto may_hold = std::make_shared<bool>(true);
     registry.add(
         path, family.name(),
-        [family, may_hold, row_fn](benchmark::State& state, const Harness& h, const Row& row) {
-          row_fn(state, h, row, family, *may_hold);
+        [family, may_hold, row_fn](Visit& visit, const Harness& h, const Row& row) {
+          row_fn(visit, h, row, family, *may_hold);
         });
   }
 }

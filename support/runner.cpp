@@ -1,0 +1,161 @@
+#include "runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <regex>
+
+#include "error.hpp"
+#include "failpoint.hpp"
+#include "pattern.hpp"
+
+namespace xfer {
+
+std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
+  std::vector<Slot> order;
+  for (int round = 0; round < plan.visits; ++round) {
+    const std::size_t begin = order.size();
+    for (std::size_t row = 0; row < rows; ++row) {
+      for (int repetition = 0; repetition < plan.repetitions; ++repetition)
+        order.push_back({row, repetition, round});
+    }
+    if (round + 1 < plan.visits || plan.shuffle_last) {
+      // Fisher-Yates with the run's seed: the same order on every rank and every machine.
+      std::uint64_t draw = mix64(plan.seed ^ mix64(static_cast<std::uint64_t>(round) + 1));
+      for (std::size_t i = order.size() - 1; i > begin; --i) {
+        draw = mix64(draw);
+        std::swap(order[i], order[begin + draw % (i - begin + 1)]);
+      }
+    }
+  }
+  return order;
+}
+
+Runner::Runner(const Registry& registry, std::vector<std::size_t> selected,
+               std::vector<double> floor_pct, const Plan& plan, const Harness& harness,
+               std::chrono::steady_clock::time_point started)
+    : registry_(registry),
+      selected_(std::move(selected)),
+      floor_pct_(std::move(floor_pct)),
+      plan_(plan),
+      h_(harness),
+      started_(started),
+      schedule_(schedule(selected_.size(), plan)),
+      visits_(selected_.size(), std::vector<std::vector<VisitRecord>>(plan.repetitions)),
+      calls_(selected_.size(), 0),
+      messages_(selected_.size(), 0),
+      last_(selected_.size(), std::vector<std::size_t>(plan.repetitions, 0)) {
+  for (std::size_t at = 0; at < schedule_.size(); ++at)
+    last_[schedule_[at].row][schedule_[at].repetition] = at;
+  if (!h_.config.test_slowdown.empty()) {
+    const Slowdown slowdown = parse_slowdown("--xfer_test_slowdown", h_.config.test_slowdown);
+    slowdown_ = std::make_unique<std::regex>(slowdown.pattern, std::regex::extended);
+    slowdown_pct_ = slowdown.pct;
+  }
+}
+
+void Runner::register_rows() {
+  for (std::size_t i = 0; i < selected_.size(); ++i) {
+    const RowSpec& spec = registry_.rows()[selected_[i]];
+    benchmark::RegisterBenchmark(spec.family.c_str(),
+                                 [this, i](benchmark::State& state) { report(state, i); })
+        ->Arg(static_cast<std::int64_t>(spec.bytes))
+        ->ArgName("bytes")
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+Row Runner::row_for(const Slot& slot) const {
+  const RowSpec& spec = registry_.rows()[selected_[slot.row]];
+  // Each visit gets its share of the row's time and minimums, and a pattern of its own.
+  Precision share = h_.config.precision;
+  const double visits = plan_.visits;
+  share.max_time_s /= visits;
+  share.min_time_s /= visits;
+  share.min_messages =
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(share.min_messages) / visits));
+  const auto ordinal = static_cast<std::uint64_t>(slot.round * plan_.repetitions + slot.repetition);
+  const std::uint64_t seed = mix64(spec.seed + ordinal);
+  double scale = random_factor(h_.config.test_shift_pct, mix64(seed ^ 0x5EEDULL));
+  if (slowdown_ && std::regex_search(spec.name, *slowdown_)) scale *= 1 + slowdown_pct_ / 100;
+  return {spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale};
+}
+
+void Runner::visit(const Slot& slot) {
+  auto& done = visits_[slot.row][slot.repetition];
+  // After a failed visit the figure is failed: the rest of its visits would change nothing.
+  if (!stop_reason_.empty() ||
+      std::any_of(done.begin(), done.end(), [](const VisitRecord& r) { return r.visit.failed(); }))
+    return;
+  const Row row = row_for(slot);
+  const RowSpec& spec = registry_.rows()[selected_[slot.row]];
+  VisitRecord record;
+  record.round = slot.round;
+  record.repetition = slot.repetition;
+  record.after = last_row_;
+  const auto begin = std::chrono::steady_clock::now();
+  record.at_s = std::chrono::duration<double>(begin - started_).count();
+  h_.watchdog.arm(row.name);
+  set_current_row_bytes(row.bytes);
+  try {
+    spec.fn(record.visit, h_, row);
+  } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed visit
+    record.visit.fail(row.name + ": " + rank_prefix() + e.what());
+  }
+  set_current_row_bytes(0);
+  // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again.)
+  stop_reason_ = h_.world.first_message(fatal_note());
+  h_.watchdog.disarm();
+  record.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (record.visit.measured() && messages_[slot.row] == 0)
+    messages_[slot.row] = record.visit.measurement().messages;
+  if (!h_.config.test_rank_dump.empty()) {
+    std::ofstream dump(
+        h_.config.test_rank_dump + "/rank" + std::to_string(h_.world.rank()) + ".txt",
+        std::ios::app);
+    dump << row.name << " round:" << slot.round << " repetition:" << slot.repetition
+         << " messages:"
+         << (record.visit.measured() ? record.visit.measurement().messages : 0) << "\n";
+  }
+  last_row_ = row.name;
+  done.push_back(std::move(record));
+}
+
+void Runner::run_until(std::size_t index, int repetition) {
+  const std::size_t last = last_[index][repetition];
+  while (next_ <= last && stop_reason_.empty()) visit(schedule_[next_++]);
+}
+
+void Runner::report(benchmark::State& state, std::size_t index) {
+  const int repetition = calls_[index]++;
+  if (!stop_reason_.empty()) throw FatalError(stop_reason_);  // on every rank alike
+  run_until(index, repetition);
+  const auto& visits = visits_[index][repetition];
+  const bool failed =
+      std::any_of(visits.begin(), visits.end(), [](const VisitRecord& r) { return r.visit.failed(); });
+  if (!failed && static_cast<int>(visits.size()) < plan_.visits && !stop_reason_.empty())
+    throw FatalError(stop_reason_);
+  const Figure figure = combine(visits, floor_pct_[index]);
+  if (!figure.error.empty()) {
+    state.SkipWithError(figure.error.c_str());
+    return;
+  }
+  report_figure(state, registry_.rows()[selected_[index]].bytes, figure);
+}
+
+json::Value Runner::visits_json() const {
+  json::Value out = json::Value::object();
+  for (std::size_t i = 0; i < selected_.size(); ++i) {
+    json::Value list = json::Value::array();
+    for (const auto& repetition : visits_[i]) {
+      for (const auto& record : repetition) list.push(visit_json(record));
+    }
+    out.set(registry_.rows()[selected_[i]].name, list);
+  }
+  return out;
+}
+
+}  // namespace xfer

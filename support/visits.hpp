@@ -1,0 +1,64 @@
+// How a row's visits become the figure Google Benchmark reports.
+//
+// A visit measures the row once, with resources of its own, at its own place in the run. The
+// row's time is the mean of its visits' mean one-way times, each visit one replica; its stated
+// uncertainty (ci95_pct) is the 95% interval of that mean from the spread between the visits
+// (Student's t with visits - 1 degrees of freedom), never narrower than what the visits' own
+// samples allow, with the floor added: the spread between processes that visits inside one
+// process cannot see (docs/reproducibility.md).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "json.hpp"
+
+namespace xfer {
+
+// One visit as the runner keeps it.
+struct VisitRecord {
+  int round = 0;       // place in the run's schedule (0-based)
+  int repetition = 0;  // Google Benchmark's repetition it counts towards
+  double at_s = 0;     // when it began: seconds since the run began
+  double wall_s = 0;   // how long it took, setup and validation included
+  std::string after;   // the row visited just before it ("" for the run's first)
+  Visit visit;
+};
+
+// A row's figure for one repetition: its visits combined.
+struct Figure {
+  std::string error;        // the first failed visit's message; "" if none failed
+  double one_way_s = 0;     // mean over visits of their mean one-way time
+  double fastest_s = 0;     // the same for the fastest pair
+  std::int64_t messages = 0;  // timed in all visits together
+  std::int64_t batch = 1;
+  int directions = 1;
+  int pairs = 1;
+  int visits = 0;
+  bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
+  double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
+  double floor_pct = 0;
+  SampleSet samples;  // every visit's samples
+};
+
+// Relative 95% half-width, in percent, of the mean of `values` from their spread (Student's t
+// with n - 1 degrees of freedom); 0 below 2 values.
+double between_ci95_pct(const std::vector<double>& values);
+
+// Combines a row's visits for one repetition; `floor_pct` is added in quadrature.
+Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
+
+// Hands `figure` to Google Benchmark (iterations = messages, time = one-way time per message)
+// and sets bytes_per_second and the counters: GB/s, latency_us, batch, samples,
+// median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, time_limited (and pairs,
+// pair_gbps_min, pair_gbps_max with several pairs); the label shows the precision.
+void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
+
+// A visit as context.xferbench.visits keeps it.
+json::Value visit_json(const VisitRecord& record);
+
+}  // namespace xfer
