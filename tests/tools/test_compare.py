@@ -14,7 +14,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from toollib import load_tool
+import toollib  # noqa: F401 (puts tools/ on sys.path)
+from xfertools import names, rows, stats
+from xfertools.report import STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / 'tools' / 'compare.py'
@@ -36,8 +38,6 @@ MODES_MODERN = FIXTURES / 'modes_modern.json'
 # Deterministic spread of +-1% around a median: repetition noise.
 NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
 
-
-compare = load_tool('compare', TOOL)
 
 
 def iteration_rows(name, time_us, factors=NOISE, size=None, **counters):
@@ -263,7 +263,7 @@ class RowStatusTest(CompareToolCase):
         code, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
         self.assertEqual(report['schema'], 'xferbench-compare/1')
         for row in report['rows']:
-            self.assertIn(row['status'], compare.STATUSES)
+            self.assertIn(row['status'], STATUSES)
 
 
 class GoogleBenchmarkFormatTest(CompareToolCase):
@@ -850,41 +850,41 @@ class MannWhitneyTest(unittest.TestCase):
         # orderings give U <= 3, so p = 2 * 7 / 126.
         males = [19, 22, 16, 29, 24]
         females = [20, 11, 17, 12]
-        test = compare.mann_whitney_u(males, females)
+        test = stats.mann_whitney_u(males, females)
         self.assertEqual((test.u, test.method), (17, 'exact'))
         self.assertAlmostEqual(test.p, 14 / 126)
 
     def test_textbook_example_normal_approximation(self):
         # mu = 10, sigma^2 = 20 * 10 / 12, z = (17 - 10 - 0.5) / sigma.
-        self.assertAlmostEqual(compare.normal_p_value(17, 5, 4, [1] * 9),
+        self.assertAlmostEqual(stats.normal_p_value(17, 5, 4, [1] * 9),
                                0.11134688653314041, places=12)
 
     def test_ties_use_midranks_and_tie_correction(self):
         # Ranks: 1 | 2 2 2 -> 3 | 3 3 -> 5.5 | 7 | 8; R1 = 12.5, U = 2.5.
         # sigma^2 = 16/12 * (9 - (24 + 6) / 56) = 11.2857; z = 5 / 3.35942.
-        test = compare.mann_whitney_u([1, 2, 2, 3], [2, 3, 4, 5])
+        test = stats.mann_whitney_u([1, 2, 2, 3], [2, 3, 4, 5])
         self.assertEqual((test.u, test.method), (2.5, 'normal'))
         self.assertAlmostEqual(test.p, 0.1366582477, places=9)
 
     def test_separated_samples_reach_the_smallest_p(self):
-        self.assertAlmostEqual(compare.mann_whitney_u([1, 2, 3],
+        self.assertAlmostEqual(stats.mann_whitney_u([1, 2, 3],
                                                       [4, 5, 6]).p, 0.1)
-        self.assertAlmostEqual(compare.mann_whitney_u([4, 5, 6, 7],
+        self.assertAlmostEqual(stats.mann_whitney_u([4, 5, 6, 7],
                                                       [1, 2, 3, 0]).p, 2 / 70)
-        self.assertEqual(compare.smallest_p_value(3, 3), 0.1)
-        self.assertEqual(compare.repetitions_needed(0.05), 4)
+        self.assertEqual(stats.smallest_p_value(3, 3), 0.1)
+        self.assertEqual(stats.repetitions_needed(0.05), 4)
 
     def test_identical_samples_give_p_1(self):
-        self.assertEqual(compare.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
-        self.assertEqual(compare.mann_whitney_u([1, 2, 3], [1, 2, 3]).p, 1.0)
+        self.assertEqual(stats.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
+        self.assertEqual(stats.mann_whitney_u([1, 2, 3], [1, 2, 3]).p, 1.0)
 
     def test_exact_distribution_counts_orderings(self):
-        self.assertEqual(compare.u_distribution(2, 2), (1, 1, 2, 1, 1))
-        self.assertEqual(sum(compare.u_distribution(5, 4)), math.comb(9, 4))
-        self.assertEqual(compare.u_distribution(3, 1), (1, 1, 1, 1))
+        self.assertEqual(stats.u_distribution(2, 2), (1, 1, 2, 1, 1))
+        self.assertEqual(sum(stats.u_distribution(5, 4)), math.comb(9, 4))
+        self.assertEqual(stats.u_distribution(3, 1), (1, 1, 1, 1))
 
     def test_midranks(self):
-        ranks, ties = compare.midranks([30, 10, 20, 20])
+        ranks, ties = stats.midranks([30, 10, 20, 20])
         self.assertEqual(ranks, [4, 1, 2.5, 2.5])
         self.assertEqual(sorted(ties), [1, 1, 2])
 
@@ -899,13 +899,13 @@ class NamingTest(unittest.TestCase):
             'BM_x/64/threads:8': 'BM_x/64/threads:8',
         }
         for name, expected in cases.items():
-            self.assertEqual(compare.normalise_name(name), expected)
+            self.assertEqual(names.normalise_name(name), expected)
 
     def test_message_size_comes_from_bytes_component(self):
-        self.assertEqual(compare.message_bytes(
+        self.assertEqual(names.message_bytes(
             'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:268435456'),
             268435456)
-        self.assertIsNone(compare.message_bytes('BM_memcpy/4096'))
+        self.assertIsNone(names.message_bytes('BM_memcpy/4096'))
 
 
 class ExchangeModeNameTest(CompareToolCase):
@@ -1050,7 +1050,7 @@ class ExchangeModeNameTest(CompareToolCase):
         }
         for name, expected in cases.items():
             with self.subTest(name=name):
-                self.assertEqual(compare.canonical_name(name), expected)
+                self.assertEqual(names.canonical_name(name), expected)
 
 
 class RealRunTest(CompareToolCase):
@@ -1069,10 +1069,10 @@ class RealRunTest(CompareToolCase):
 
     def test_planted_slowdown_in_a_real_run_is_caught(self):
         doc = json.loads(REAL_A.read_text())
-        victim = max({compare.benchmark_name(r) for r in doc['benchmarks']},
-                     key=compare.message_bytes)
+        victim = max({rows.benchmark_name(r) for r in doc['benchmarks']},
+                     key=names.message_bytes)
         for row in doc['benchmarks']:
-            if (compare.benchmark_name(row) == victim
+            if (rows.benchmark_name(row) == victim
                     and row.get('aggregate_unit') != 'percentage'):
                 row['real_time'] *= 1.2
                 row['latency_us'] *= 1.2

@@ -42,6 +42,8 @@ import warnings
 from pathlib import Path
 
 from toollib import load_tool
+from xfertools import files
+from xfertools.rows import TIME_UNIT_TO_US
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPARE_TOOL = ROOT / 'tools' / 'compare.py'
@@ -77,7 +79,7 @@ plot = load_tool('fuzz_plot', PLOT_TOOL)
 def read_document(path):
     """A seed document; the fixtures with nan/inf tokens need the tools'
     own reader (C++ stream spellings are not JSON)."""
-    return compare.parse_json_text(path.read_text(encoding='utf-8'))
+    return files.parse_json_text(path.read_text(encoding='utf-8'))
 
 
 # ------------------------------------------------------------ seeds
@@ -586,7 +588,7 @@ def mutate_time_units(rng, doc, raw):
             row['time_unit'] = rng.choice(TIME_UNITS)
         elif how == 'converted':  # same time, written in another unit
             unit = rng.choice(TIME_UNITS)
-            scale = compare.TIME_UNIT_TO_US
+            scale = TIME_UNIT_TO_US
             old = row.get('time_unit', 'ns')
             if isinstance(old, str) and old in scale and \
                     isinstance(row.get('real_time'), float):
@@ -654,7 +656,7 @@ def mutate_mixed(rng, doc, raw):
     for step in steps:
         if data is not None:
             try:
-                doc = compare.parse_json_text(data.decode())
+                doc = files.parse_json_text(data.decode())
             except (ValueError, RecursionError):
                 break
             if not isinstance(doc, dict):

@@ -8,6 +8,7 @@ interpreter has no matplotlib.
 
 import importlib.util
 import json
+import re
 import os
 import struct
 import subprocess
@@ -15,7 +16,8 @@ import sys
 import tempfile
 import unittest
 
-from toollib import load_tool
+import toollib  # noqa: F401 (puts tools/ on sys.path)
+from xfertools import curves, draw, files, machines, names, rows, sizes, styles
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -42,8 +44,6 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # their series is mpi_host/mode:pingpong.
 MPI_PP = "mpi_host/mode:pingpong"
 
-
-plot = load_tool("plot_tool", TOOL)
 
 
 def png_size(path):
@@ -308,10 +308,10 @@ class LoadingTest(ToolTestCase):
     """The rules that decide which number a point shows."""
 
     def series_of(self, rows):
-        return plot.series_points(result_doc(rows))
+        return curves.series_points(result_doc(rows))
 
     def test_series_key_drops_size_and_manual_time(self):
-        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
+        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
         key = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
         self.assertEqual(len(series), 24)
         self.assertEqual(sorted(series[key]), [1 << 20, 256 << 20])
@@ -326,10 +326,10 @@ class LoadingTest(ToolTestCase):
                 '"GB/s": NaN, "bytes_per_second": Infinity, '
                 '"latency_us": -Infinity, "label": "nan inf"}]}')
         path = self.write("nonfinite.json", text)
-        doc = plot.load_result(path)
+        doc = files.load_result(path)
         self.assertEqual(doc["context"]["host_name"], "nan-host")
         self.assertEqual(doc["benchmarks"][1]["label"], "nan inf")
-        series, _ = plot.series_points(doc)
+        series, _ = curves.series_points(doc)
         # Non-finite counters fall back to real_time; bandwidth is unknown.
         self.assertEqual(series[MPI_PP][8], (None, 0.5))
         self.assertEqual(series[MPI_PP][16], (None, 1.5))
@@ -377,21 +377,20 @@ class LoadingTest(ToolTestCase):
         self.assertIn("boom", failed[0])
 
     def test_labels_from_context_and_unique(self):
-        doc = plot.load_result(SWEEP)
-        self.assertEqual(plot.run_label(doc, SWEEP),
+        doc = files.load_result(SWEEP)
+        self.assertEqual(machines.run_label(doc["context"], "run.json"),
                          "gpu2-node, 2x NVIDIA H200")
-        self.assertEqual(plot.run_label({"context": {}}, "/x/run.json"),
-                         "run.json")
+        self.assertEqual(machines.run_label({}, "run.json"), "run.json")
         self.assertEqual(
-            plot.unique_labels(["a", "a", "b"], ["/1/r.json", "/2/r.json",
+            curves.unique_labels(["a", "a", "b"], ["/1/r.json", "/2/r.json",
                                                  "s.json"]),
             ["a (r.json) #1", "a (r.json) #2", "b"])
 
     def test_parse_size_forms(self):
-        self.assertEqual(plot.parse_size("256MiB"), 268435456)
-        self.assertEqual(plot.parse_size("268435456"), 268435456)
-        self.assertEqual(plot.parse_size("1G"), 1 << 30)
-        self.assertEqual(plot.parse_size("8"), 8)
+        self.assertEqual(sizes.parse_size("256MiB"), 268435456)
+        self.assertEqual(sizes.parse_size("268435456"), 268435456)
+        self.assertEqual(sizes.parse_size("1G"), 1 << 30)
+        self.assertEqual(sizes.parse_size("8"), 8)
 
 
 class StyleTest(unittest.TestCase):
@@ -404,57 +403,57 @@ class StyleTest(unittest.TestCase):
             "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"]
 
     def test_one_colour_per_path_and_a_line_style_per_mode(self):
-        styles = plot.series_styles(self.KEYS)
-        host = [styles[k] for k in self.KEYS if k.startswith("mpi_host/")]
-        self.assertEqual({s.color for s in host}, {styles[self.KEYS[0]].color})
-        colors = {styles[k].color for k in self.KEYS}
+        looked = styles.series_styles(self.KEYS)
+        host = [looked[k] for k in self.KEYS if k.startswith("mpi_host/")]
+        self.assertEqual({s.color for s in host}, {looked[self.KEYS[0]].color})
+        colors = {looked[k].color for k in self.KEYS}
         self.assertEqual(len(colors), 3)
-        modes = [styles[f"mpi_host/mode:{m}"].linestyle
+        modes = [looked[f"mpi_host/mode:{m}"].linestyle
                  for m in ("pingpong", "stream", "bidir")]
         self.assertEqual(len(set(modes)), 3)
         self.assertEqual(modes[0], "-")  # ping-pong is the solid line
-        nccl = [styles[f"nccl_sendrecv/mode:{m}"].linestyle
+        nccl = [looked[f"nccl_sendrecv/mode:{m}"].linestyle
                 for m in ("pingpong", "stream")]
         self.assertEqual(nccl, modes[:2])  # the same mode, the same style
 
     def test_pair_count_changes_the_marker_not_the_line_style(self):
-        styles = plot.series_styles(self.KEYS)
-        one, two = (styles["mpi_host/mode:stream"],
-                    styles["mpi_host/mode:stream/pairs:2"])
+        looked = styles.series_styles(self.KEYS)
+        one, two = (looked["mpi_host/mode:stream"],
+                    looked["mpi_host/mode:stream/pairs:2"])
         self.assertEqual((one.color, one.linestyle),
                          (two.color, two.linestyle))
         self.assertNotEqual(one.marker, two.marker)
 
     def test_a_path_keeps_its_colour_whatever_else_is_drawn(self):
-        alone = plot.series_styles(["nccl_sendrecv/mode:pingpong"])
-        mixed = plot.series_styles(self.KEYS)
+        alone = styles.series_styles(["nccl_sendrecv/mode:pingpong"])
+        mixed = styles.series_styles(self.KEYS)
         key = "nccl_sendrecv/mode:pingpong"
         self.assertEqual(alone[key], mixed[key])
-        odd = plot.series_styles(["zz_path/x:1", "aa_path/x:1"] + self.KEYS)
+        odd = styles.series_styles(["zz_path/x:1", "aa_path/x:1"] + self.KEYS)
         self.assertNotIn(odd["zz_path/x:1"].color,
                          {odd[k].color for k in self.KEYS})
         self.assertNotEqual(odd["zz_path/x:1"].color,
                             odd["aa_path/x:1"].color)
 
     def test_every_series_of_a_path_looks_different(self):
-        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
-        styles = plot.series_styles(series)
-        looks = {(s.color, s.linestyle, s.marker) for s in styles.values()}
+        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
+        looked = styles.series_styles(series)
+        looks = {(s.color, s.linestyle, s.marker) for s in looked.values()}
         self.assertEqual(len(looks), len(series))  # 24 memcpy_peer series
 
     def test_runs_differ_by_marker_fill_and_shade_only(self):
-        style = plot.series_styles(self.KEYS)["mpi_host/mode:stream"]
-        first, second = plot.line_kwargs(style, 0), plot.line_kwargs(style, 1)
+        style = styles.series_styles(self.KEYS)["mpi_host/mode:stream"]
+        first, second = styles.line_kwargs(style, 0), styles.line_kwargs(style, 1)
         for same in ("linestyle", "marker"):
             self.assertEqual(first[same], second[same])
         self.assertEqual(first["color"], style.color)
         self.assertNotEqual(first["fillstyle"], second["fillstyle"])
         self.assertNotEqual(first["color"], second["color"])
-        self.assertEqual(plot.shade("#204080", 0.5), "#90a0c0")
-        self.assertEqual(plot.shade("#204080", -0.5), "#102040")
+        self.assertEqual(styles.shade("#204080", 0.5), "#90a0c0")
+        self.assertEqual(styles.shade("#204080", -0.5), "#102040")
 
     def test_only_stream_and_bidir_are_left_off_latency(self):
-        thrown = [k for k in self.KEYS if plot.is_throughput_only(k)]
+        thrown = [k for k in self.KEYS if names.is_throughput_only(k)]
         self.assertEqual(thrown, [
             "mpi_host/mode:stream", "mpi_host/mode:bidir",
             "mpi_host/mode:stream/pairs:2", "nccl_sendrecv/mode:stream"])
@@ -479,58 +478,59 @@ class StyleTest(unittest.TestCase):
         }
         for name, expected in cases.items():
             with self.subTest(name=name):
-                self.assertEqual(plot.split_name(name), expected)
+                row = rows.benchmark_name({"name": name})
+                self.assertEqual((names.family_of(row), names.message_bytes(row)), expected)
 
     def test_filter_for_the_older_name_selects_the_ping_pong_series(self):
         for pattern in ("^mpi_host$", "^mpi_host/mode:pingpong$"):
             with self.subTest(filter=pattern):
-                runs = plot.load_runs([MODES, SWEEP])
-                plot.filter_series(runs, plot.re.compile(pattern))
+                runs = curves.load_runs([MODES, SWEEP])
+                curves.filter_series(runs, re.compile(pattern))
                 self.assertEqual([list(run.series) for run in runs],
                                  [[MPI_PP], [MPI_PP]])
-        self.assertIsNone(plot.legacy_key("mpi_staged/mode:pingpong"))
+        self.assertIsNone(names.legacy_family("mpi_staged/mode:pingpong"))
 
     def test_filter_for_the_older_staged_name_selects_pipelined_ping_pong(self):
         for pattern in ("^mpi_staged/host:pinned/mode:pipelined$",
                         f"^{PIPELINED}/mode:pingpong$"):
             with self.subTest(filter=pattern):
-                runs = plot.load_runs([MODES, STAGED])
-                plot.filter_series(runs, plot.re.compile(pattern))
+                runs = curves.load_runs([MODES, STAGED])
+                curves.filter_series(runs, re.compile(pattern))
                 self.assertEqual([list(run.series) for run in runs],
                                  [[f"{PIPELINED}/mode:pingpong"]] * 2)
-        self.assertEqual(plot.legacy_key(f"{PIPELINED}/mode:pingpong/pairs:2"),
+        self.assertEqual(names.legacy_family(f"{PIPELINED}/mode:pingpong/pairs:2"),
                          "mpi_staged/host:pinned/mode:pipelined/pairs:2")
-        self.assertIsNone(plot.legacy_key(f"{PIPELINED}/mode:stream"))
+        self.assertIsNone(names.legacy_family(f"{PIPELINED}/mode:stream"))
 
     def test_staged_modes_have_the_line_styles_of_every_path(self):
-        series, _ = plot.series_points(plot.load_result(STAGED))
-        styles = plot.series_styles(list(series) + self.KEYS)
+        series, _ = curves.series_points(files.load_result(STAGED))
+        looked = styles.series_styles(list(series) + self.KEYS)
         for mode, line in (("pingpong", "-"), ("stream", "--"),
                            ("bidir", "-.")):
             with self.subTest(mode=mode):
-                staged = styles[f"{PIPELINED}/mode:{mode}"]
+                staged = looked[f"{PIPELINED}/mode:{mode}"]
                 self.assertEqual(staged.linestyle, line)
-                self.assertEqual(styles[f"mpi_host/mode:{mode}"].linestyle,
+                self.assertEqual(looked[f"mpi_host/mode:{mode}"].linestyle,
                                  line)
-        pipelined = {styles[f"{PIPELINED}/mode:{m}"].marker
+        pipelined = {looked[f"{PIPELINED}/mode:{m}"].marker
                      for m in ("pingpong", "stream", "bidir")}
         self.assertEqual(len(pipelined), 1)  # one staging, one marker
         looks = {(s.color, s.linestyle, s.marker)
-                 for k, s in styles.items() if k.startswith("mpi_staged/")}
+                 for k, s in looked.items() if k.startswith("mpi_staged/")}
         self.assertEqual(len(looks), 5)  # every staged series its own look
-        self.assertEqual({k for k in series if plot.is_throughput_only(k)},
+        self.assertEqual({k for k in series if names.is_throughput_only(k)},
                          {f"{PIPELINED}/mode:stream",
                           f"{PIPELINED}/mode:bidir"})
 
     def test_panel_layout_has_one_column_per_path(self):
-        runs = plot.load_runs([MODES, SWEEP])
-        panels = plot.panel_layout(runs, "path")
+        runs = curves.load_runs([MODES, SWEEP])
+        panels = styles.panel_layout(runs, "path")
         self.assertEqual([p.title for p in panels],
                          ["mpi_host", "nccl_sendrecv", "mpi_staged"])
         self.assertEqual(panels[0].keys, [
             MPI_PP, "mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2",
             "mpi_host/mode:bidir"])
-        shared = plot.panel_layout(runs)
+        shared = styles.panel_layout(runs)
         self.assertEqual(len(shared), 1)
         self.assertEqual(shared[0].keys, [k for p in panels for k in p.keys])
 
@@ -540,8 +540,8 @@ class FigureLayoutTest(unittest.TestCase):
     """The figure the curves are drawn on, built in this process (Agg)."""
 
     def figure(self, files, panels="none", references=False):
-        pyplot = plot.import_pyplot()
-        fig = plot.build_curves_figure(pyplot, plot.load_runs(files),
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, curves.load_runs(files),
                                        references, panels)
         self.addCleanup(pyplot.close, fig)
         return fig
@@ -552,7 +552,7 @@ class FigureLayoutTest(unittest.TestCase):
 
     def test_panels_path_draws_two_axes_per_path(self):
         fig = self.figure([MODES, SWEEP, ALL_PAIRS], "path")
-        axes = plot.panel_axes(fig)
+        axes = draw.panel_axes(fig)
         self.assertEqual(len(axes), 2 * 4)
         titles = [ax.get_title() for ax in axes]
         for path in ("mpi_host", "nccl_sendrecv", "mpi_staged",
@@ -608,12 +608,12 @@ class FigureLayoutTest(unittest.TestCase):
         self.assertNotEqual(first.get_fillstyle(), second.get_fillstyle())
 
     def test_panel_with_only_stream_rows_says_why_latency_is_empty(self):
-        runs = plot.load_runs([MODES])
-        plot.filter_series(runs, plot.re.compile("stream"))
-        pyplot = plot.import_pyplot()
-        fig = plot.build_curves_figure(pyplot, runs, False, "path")
+        runs = curves.load_runs([MODES])
+        curves.filter_series(runs, re.compile("stream"))
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, runs, False, "path")
         self.addCleanup(pyplot.close, fig)
-        latency = [ax for ax in plot.panel_axes(fig)
+        latency = [ax for ax in draw.panel_axes(fig)
                    if "latency" in ax.get_title()]
         self.assertEqual(len(latency), 2)
         for ax in latency:
@@ -624,33 +624,33 @@ class FigureLayoutTest(unittest.TestCase):
 class ReferenceLineTest(unittest.TestCase):
 
     def run_from(self, path, keep):
-        runs = plot.load_runs([path])
-        plot.filter_series(runs, plot.re.compile(keep))
+        runs = curves.load_runs([path])
+        curves.filter_series(runs, re.compile(keep))
         return runs[0]
 
     def test_nvlink_from_pair_count_on_h200(self):
-        lines = plot.reference_lines(self.run_from(ALL_PAIRS, "p2p:on"))
+        lines = curves.reference_lines(self.run_from(ALL_PAIRS, "p2p:on"))
         self.assertEqual(lines, [(150.0, "theoretical NVLink4 x6: 150 GB/s "
                                          "per direction")])
 
     def test_pcie_for_host_staging_and_p2p_off(self):
         for path, keep in ((FAILED_ROW, "pinned"), (ALL_PAIRS, "p2p:off")):
             with self.subTest(path=path):
-                rates = [r for r, _ in plot.reference_lines(
+                rates = [r for r, _ in curves.reference_lines(
                     self.run_from(path, keep))]
                 self.assertIn(63.0, rates)
 
     def test_none_without_gpu_context(self):
-        run = plot.Run("x.json", "x", {}, {"memcpy_peer/pair:0to1": {}}, [])
-        self.assertEqual(plot.reference_lines(run), [])
+        run = curves.Run("x.json", "x", {}, {"memcpy_peer/pair:0to1": {}}, [])
+        self.assertEqual(curves.reference_lines(run), [])
 
     def test_none_for_an_unknown_gpu_model(self):
         context = {"cuda": {"devices": [{"index": 0, "name": "Tesla T4"}],
                             "pairs": [{"src": 0, "dst": 1, "link": "NVLink",
                                        "nvlink_count": 2}]}}
-        run = plot.Run("x.json", "x", context,
+        run = curves.Run("x.json", "x", context,
                        {"memcpy_peer/pair:0to1": {}}, [])
-        self.assertEqual(plot.reference_lines(run), [])
+        self.assertEqual(curves.reference_lines(run), [])
 
 
 if __name__ == "__main__":
