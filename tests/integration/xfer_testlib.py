@@ -54,7 +54,7 @@ def no_gpu(reason):
     """What a GPU test raises when the GPU paths cannot run here.
 
     A skip on a machine without GPUs; a failure where XFER_EXPECT_GPU=1 says there must be
-    GPUs (tools/gpu-session sets it), so a build that silently lost CUDA cannot pass as green.
+    GPUs (tools/session/gpu-session sets it), so a build that silently lost CUDA cannot pass as green.
     """
     if os.environ.get("XFER_EXPECT_GPU") == "1":
         return AssertionError("XFER_EXPECT_GPU=1 but the GPU paths cannot run: " + reason)

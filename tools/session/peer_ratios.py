@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """xferbench against OSU micro-benchmarks, from one session's log, round by round.
 
-    tools/peer_ratios.py SESSION_DIR [--json]
+    tools/session/peer_ratios.py SESSION_DIR [--json]
 
-SESSION_DIR holds session.log as tools/precision-session and tools/modes-session write it:
+SESSION_DIR holds session.log as tools/session/precision-session and tools/session/modes-session write it:
 every command on a line starting with "$ ", its output, then "(exit N)". OSU runs are read from
 their output; xferbench runs from the JSON file named by their --benchmark_out. Each OSU figure
 is paired with the xferbench row that measures the same thing, from the xferbench run that
@@ -26,6 +26,9 @@ import re
 import shlex
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from xfertools.files import InputError, load_result  # noqa: E402
 
 ROW = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 XFER_PATH = {"H": "mpi_host", "D": "mpi_cuda_aware"}
@@ -71,8 +74,7 @@ def xfer_rows(command, session_dir):
                              os.path.join(session_dir, base)) if os.path.exists(p)), None)
     if path is None:
         return {}
-    with open(path, encoding="utf-8") as f:
-        document = json.load(f)
+    document = load_result(path)
     return {r["name"].replace("/manual_time", ""): r for r in document.get("benchmarks", [])
             if r.get("run_type") == "iteration" and "real_time" in r}
 
@@ -128,7 +130,7 @@ def main():
         return 2
     try:
         table = comparisons(args.session_dir)
-    except (OSError, ValueError) as e:
+    except (OSError, InputError) as e:
         print(f"peer_ratios.py: {args.session_dir}: {e}", file=sys.stderr)
         return 2
     results = []
