@@ -768,6 +768,132 @@ class MachineTest(CompareToolCase):
         self.assertIn(f'new file {plain}', result.stdout)
 
 
+
+def h100_context(host='node2'):
+    """The fixture's context on another machine: two H100s, another driver, another host."""
+    context = xferbench_context()
+    context['host_name'] = host
+    for rank in context['xferbench']['ranks']:
+        rank['host'] = host
+    for device in context['xferbench']['cuda']['devices']:
+        device['name'] = 'NVIDIA H100 80GB HBM3'
+    context['xferbench']['cuda']['driver_version'] = '12.4'
+    return context
+
+
+# Pageable host staging on one machine: one-way us per size (8 B .. 256 MiB in steps of 16x).
+STAGING = 'host_staging/host:pageable/mode:sequential/pair:0to1'
+STAGING_TIMES = {8: 11.0, 128: 11.2, 2048: 12.1, 32768: 18.0, 524288: 95.0,
+                 8388608: 1400.0, 134217728: 22000.0, 268435456: 44000.0}
+
+
+class FamilyRatioTest(CompareToolCase):
+    """--cross-machine states, per family, the geomean ratio over shared sizes with a 95%
+    interval, so 'this H100 is 12% slower on pageable staging' reads in one line."""
+
+    def single_runs(self, path, times, factor_by_size, ci95_pct):
+        """(base rows, new rows): one sample per size, new = base * factor, ci95_pct stated."""
+        base, new = [], []
+        for size, time_us in times.items():
+            name = f'{path}/bytes:{size}/manual_time'
+            base += iteration_rows(name, time_us, (1.0,), size, ci95_pct=ci95_pct)
+            new += iteration_rows(name, time_us * factor_by_size(size), (1.0,), size,
+                                  ci95_pct=ci95_pct)
+        return base, new
+
+    def machines_report(self, base_rows, new_rows, *flags):
+        base, new = self.pair(base_rows, new_rows, xferbench_context(), h100_context())
+        return self.report(base, new, '--cross-machine', *flags)
+
+    def family(self, report, name):
+        return next(f for f in report['families'] if f['family'] == name)
+
+    def test_a_uniform_slowdown_reads_as_one_line_per_family(self):
+        # The H100 takes 12% longer at every size of pageable staging; mpi_host is unchanged.
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        host_base, host_new = self.single_runs(PP, MPI_SWEEP, lambda size: 1.0, 0.5)
+        paths = self.pair(base + host_base, new + host_new, xferbench_context(), h100_context())
+        result = self.run_tool(*paths, '--cross-machine')
+        self.assertEqual(result.returncode, 1, result.stderr)
+        lines = result.stdout.splitlines()
+        title = next(line for line in lines if line.startswith('Per family'))
+        self.assertIn('new (node2, 2x NVIDIA H100 80GB HBM3) against base (node1, 2x NVIDIA '
+                      'H200)', title)
+        staging = next(line for line in lines if line.startswith(STAGING + ' '))
+        self.assertRegex(staging, r' 8 +1\.12 +\+12\.0% +0\.7% +stated +1\.12\.\.1\.12 +slower$')
+        host = next(line for line in lines if line.startswith(PP + ' '))
+        self.assertRegex(host, r' 4 +1 +\+0\.0% +0\.7% +stated .* same$')
+
+    def test_bandwidth_metric_gives_the_ratio_of_bandwidths(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.25, 0.5)
+        _, report = self.machines_report(base, new, '--metric', 'bandwidth')
+        family = self.family(report, STAGING)
+        self.assertAlmostEqual(family['ratio'], 0.8)
+        self.assertAlmostEqual(family['change'], -0.2)
+        self.assertEqual(family['status'], 'slower')
+
+    def test_stated_uncertainty_is_the_mean_of_the_rows_not_divided_by_sizes(self):
+        # Every row states 3%: the combined 4.24% holds for the family too (its rows shift
+        # together), and with the ratio the same at every size the spread adds nothing.
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.03, 3.0)
+        _, report = self.machines_report(base, new, '--threshold', '1')
+        family = self.family(report, STAGING)
+        self.assertEqual(family['uncertainty_from'], 'stated')
+        self.assertAlmostEqual(family['uncertainty_percent'], math.hypot(3, 3), places=6)
+        self.assertAlmostEqual(family['spread_percent'], 0.0)
+        self.assertEqual(family['status'], 'same')  # +3% inside +-4.24%
+
+    def test_spread_over_sizes_widens_the_interval(self):
+        # The ratio depends on size (1.0 small, 1.4 large): the Student t interval of the mean
+        # log ratio over the 8 sizes, wider than the 0.7% the rows state.
+        factors = dict(zip(STAGING_TIMES, (1.0, 1.0, 1.05, 1.1, 1.2, 1.3, 1.4, 1.4)))
+        base, new = self.single_runs(STAGING, STAGING_TIMES, factors.get, 0.5)
+        _, report = self.machines_report(base, new)
+        family = self.family(report, STAGING)
+        logs = [math.log(f) for f in factors.values()]
+        mean = sum(logs) / 8
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 7)
+        half = 2.364624 * sd / math.sqrt(8)  # t(0.975, 7 degrees of freedom)
+        self.assertEqual(family['uncertainty_from'], 'spread')
+        self.assertAlmostEqual(family['ratio'], math.exp(mean))
+        self.assertAlmostEqual(family['low'], math.exp(mean - half), places=5)
+        self.assertAlmostEqual(family['high'], math.exp(mean + half), places=5)
+        self.assertAlmostEqual(family['uncertainty_percent'], math.expm1(half) * 100, places=4)
+        self.assertEqual((family['min_ratio'], family['max_ratio']), (1.0, 1.4))
+        self.assertEqual(family['status'], 'slower')
+
+    def test_only_sizes_both_runs_have_count(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        new = [row for row in new if '/bytes:8/' not in row['name']]  # new lacks 8 B
+        new[0].update(error_occurred=True, error_message='validation failed')  # and 128 B
+        _, report = self.machines_report(base, new)
+        self.assertEqual(self.family(report, STAGING)['sizes'], 6)
+
+    def test_one_size_without_stated_uncertainty_is_judged_by_the_threshold(self):
+        times = {65536: 20.0}
+        base, new = self.single_runs(STAGING, times, lambda size: 1.5, None)
+        _, report = self.machines_report(base, new)
+        family = self.family(report, STAGING)
+        self.assertIsNone(family['uncertainty_percent'])
+        self.assertIsNone(family['uncertainty_from'])
+        self.assertEqual(family['status'], 'slower')
+
+    def test_markdown_has_the_family_table(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        paths = self.pair(base, new, xferbench_context(), h100_context())
+        result = self.run_tool(*paths, '--cross-machine', '--format', 'markdown')
+        self.assertIn(f'| {STAGING} | 8 | 1.12 | +12.0% | 0.7% | stated | 1.12..1.12 | slower |',
+                      result.stdout.splitlines())
+
+    def test_without_cross_machine_there_are_no_families(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        paths = self.pair(base, new)
+        result = self.run_tool(*paths)
+        self.assertNotIn('Per family', result.stdout)
+        _, report = self.report(*paths)
+        self.assertNotIn('families', report)
+
+
 class BadInputTest(CompareToolCase):
 
     def assert_bad_input(self, result, *words):

@@ -15,18 +15,22 @@ import statistics
 from . import names, stats
 
 
-def family_ratios(report_rows, higher_is_better):
+def family_ratios(report_rows, higher_is_better, threshold):
     """[{family, path, sizes, ratio, change, low, high, uncertainty_percent, uncertainty_from,
     stated_percent, spread_percent, min_ratio, max_ratio, status}] from report.compare_row rows,
-    families in the order of their first row."""
+    families in the order of their first row; threshold is the smallest change that counts
+    (a fraction, 0.05 for 5%)."""
     grouped = {}
     for row in report_rows:
         if row["change"] is not None:
             grouped.setdefault(names.family_of(row["name"]), []).append(row)
-    return [family_ratio(family, rows, higher_is_better) for family, rows in grouped.items()]
+    return [
+        family_ratio(family, rows, higher_is_better, threshold)
+        for family, rows in grouped.items()
+    ]
 
 
-def family_ratio(family, rows, higher_is_better):
+def family_ratio(family, rows, higher_is_better, threshold):
     logs = [math.log1p(row["change"]) for row in rows]
     mean, spread = stats.mean_interval(logs)
     stated = [row["uncertainty_percent"] for row in rows]
@@ -48,7 +52,7 @@ def family_ratio(family, rows, higher_is_better):
         "spread_percent": as_percent(spread),
         "min_ratio": math.exp(min(logs)),
         "max_ratio": math.exp(max(logs)),
-        "status": family_status(mean, width, higher_is_better),
+        "status": family_status(mean, width, higher_is_better, threshold),
     }
 
 
@@ -70,12 +74,11 @@ def as_percent(log_width):
     return bounded(lambda w: math.expm1(w) * 100, log_width) if finite(log_width) else None
 
 
-def family_status(mean, width, higher_is_better):
-    """'same' when the interval holds a ratio of 1, else 'faster' or 'slower'; 'unknown' when
-    nothing gives an interval (one size, no stated uncertainty)."""
-    if width is None:
-        return "unknown"
-    if abs(mean) <= width:
+def family_status(mean, width, higher_is_better, threshold):
+    """As a row is judged: 'same' when the change is within the threshold or the interval holds
+    a ratio of 1, else 'faster' or 'slower' (by the threshold alone where no interval is known:
+    one size, no stated uncertainty)."""
+    if abs(math.expm1(mean)) <= threshold or (width is not None and abs(mean) <= width):
         return "same"
     worse = mean < 0 if higher_is_better else mean > 0
     return "slower" if worse else "faster"

@@ -438,7 +438,9 @@ def build_report(base, new, options):
         "exit_status": 1 if regressions else 0,
     }
     if options.cross_machine:
-        report["families"] = families.family_ratios(report_rows, metric.higher_is_better)
+        report["families"] = families.family_ratios(
+            report_rows, metric.higher_is_better, options.threshold / 100
+        )
         report["machine_labels"] = {
             "base": machine_label(base.contexts),
             "new": machine_label(new.contexts),
