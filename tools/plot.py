@@ -59,6 +59,13 @@ def parse_args(argv):
         help="curves: 'path' draws a bandwidth and a latency panel per path instead of all "
         "series in one pair (default: none)",
     )
+    parser.add_argument(
+        "--bandwidth-axis",
+        choices=draw.BANDWIDTH_AXES,
+        default="log",
+        help="curves: the bandwidth axis, log (the default: paths from 5 to 1,600 GB/s all "
+        "readable) or linear",
+    )
     parser.add_argument("--matrix", action="store_true", help="GB/s per (source, destination) GPU pair")
     parser.add_argument("--text", action="store_true", help="with --matrix: a text table, even with -o")
     parser.add_argument(
@@ -103,7 +110,7 @@ def run_curves(args, runs):
     draw.check_image_name(args.output)
     if args.filter:
         curves.filter_series(runs, args.filter)
-    draw.render_curves(runs, args.output, args.reference, args.panels)
+    draw.render_curves(runs, args.output, args.reference, args.panels, args.bandwidth_axis)
     return 0
 
 

@@ -34,6 +34,10 @@ MODES = os.path.join(FIXTURES, "exchange_modes_4rank.json")
 # mode:pingpong, and host:pinned/staging:pipelined in all three modes.
 STAGED = os.path.join(FIXTURES, "mpi_staged_modes_2rank.json")
 PIPELINED = "mpi_staged/host:pinned/staging:pipelined"
+# The default run on a one-GPU H200 (docs/results): mpi_cuda_aware reaches 1.6 TB/s, the host
+# paths 3 to 50 GB/s, host_staging has six variants.
+ONE_GPU_DEFAULT = os.path.join(REPO, "docs", "results", "2026-11-23-h200-staged-failures",
+                               "default.json")
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 NEEDS_MATPLOTLIB = unittest.skipUnless(
@@ -402,12 +406,16 @@ class StyleTest(unittest.TestCase):
             "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
             "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"]
 
-    def test_one_colour_per_path_and_a_line_style_per_mode(self):
+    def test_a_colour_per_variant_and_a_line_style_per_mode(self):
         looked = styles.series_styles(self.KEYS)
-        host = [looked[k] for k in self.KEYS if k.startswith("mpi_host/")]
-        self.assertEqual({s.color for s in host}, {looked[self.KEYS[0]].color})
-        colors = {looked[k].color for k in self.KEYS}
-        self.assertEqual(len(colors), 3)
+        # Every variant (an exchange mode too) has its own colour; pairs:2 shares its mode's.
+        self.assertEqual(len({looked[k].color for k in self.KEYS}), len(self.KEYS) - 1)
+        self.assertEqual(looked["mpi_host/mode:stream"].color,
+                         looked["mpi_host/mode:stream/pairs:2"].color)
+        # A path's first variant keeps the path's colour, the same in every chart.
+        self.assertEqual(looked["mpi_host/mode:pingpong"].color, styles.PATH_COLORS["mpi_host"])
+        self.assertEqual(looked[f"{PIPELINED}/mode:pingpong"].color,  # first by name
+                         styles.PATH_COLORS["mpi_staged"])
         modes = [looked[f"mpi_host/mode:{m}"].linestyle
                  for m in ("pingpong", "stream", "bidir")]
         self.assertEqual(len(set(modes)), 3)
@@ -415,6 +423,15 @@ class StyleTest(unittest.TestCase):
         nccl = [looked[f"nccl_sendrecv/mode:{m}"].linestyle
                 for m in ("pingpong", "stream")]
         self.assertEqual(nccl, modes[:2])  # the same mode, the same style
+
+    def test_the_six_host_staging_variants_have_six_colours(self):
+        series, _ = curves.series_points(files.load_result(ONE_GPU_DEFAULT))
+        staging = [k for k in series if k.startswith("host_staging/")]
+        self.assertEqual(len(staging), 6)
+        looked = styles.series_styles(series)
+        self.assertEqual(len({looked[k].color for k in staging}), 6)
+        self.assertEqual(len({looked[k].linestyle for k in staging}), 6)
+        self.assertEqual(len({looked[k].color for k in series}), len(series))
 
     def test_pair_count_changes_the_marker_not_the_line_style(self):
         looked = styles.series_styles(self.KEYS)
@@ -606,6 +623,46 @@ class FigureLayoutTest(unittest.TestCase):
         self.assertEqual(first.get_linestyle(), second.get_linestyle())
         self.assertEqual(first.get_marker(), second.get_marker())
         self.assertNotEqual(first.get_fillstyle(), second.get_fillstyle())
+
+    def test_every_path_of_the_one_gpu_default_run_stands_clear_of_the_axis(self):
+        # On a linear axis up to 1.6 TB/s, host paths peaking at 3-50 GB/s sit within 3% of
+        # the bottom; the default log axis puts every curve's peak well up the panel.
+        ax_bw, _ = self.figure([ONE_GPU_DEFAULT]).axes
+        self.assertEqual(ax_bw.get_yscale(), "log")
+        peaks = self.peak_heights(ax_bw)
+        self.assertEqual(len(peaks), 11)
+        self.assertGreater(min(peaks.values()), 0.4, peaks)
+        colors = {line.get_color() for line in self.lines(ax_bw)}
+        self.assertEqual(len(colors), 11)
+
+    def test_linear_bandwidth_axis_on_request(self):
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, curves.load_runs([ONE_GPU_DEFAULT]), False,
+                                       "none", "linear")
+        self.addCleanup(pyplot.close, fig)
+        ax_bw = fig.axes[0]
+        self.assertEqual((ax_bw.get_yscale(), ax_bw.get_ylim()[0]), ("linear", 0))
+        peaks = self.peak_heights(ax_bw)
+        self.assertLess(peaks["mpi_host/mode:pingpong  [vm, NVIDIA H200]"], 0.03)
+
+    def test_log_axes_label_their_ticks_as_plain_numbers(self):
+        # mpi_cuda_aware's latency spans 150-650 us, less than a decade: its minor ticks carry
+        # the labels, and no label may be mathtext (text_as_written shows it raw).
+        fig = self.figure([ONE_GPU_DEFAULT], "path")
+        fig.canvas.draw()
+        latency = next(ax for ax in draw.panel_axes(fig)
+                       if ax.get_title().startswith("mpi_cuda_aware: latency"))
+        labels = [t.get_text() for t in latency.yaxis.get_ticklabels(which="both")]
+        self.assertIn("200", labels)
+        for ax in draw.panel_axes(fig):
+            for label in ax.yaxis.get_ticklabels(which="both"):
+                self.assertNotIn("$", label.get_text(), ax.get_title())
+
+    def peak_heights(self, ax):
+        """{line label: its highest point as a fraction of the axes' height}."""
+        to_axes = ax.transData + ax.transAxes.inverted()
+        return {line.get_label(): max(to_axes.transform(xy)[1] for xy in line.get_xydata())
+                for line in self.lines(ax)}
 
     def test_panel_with_only_stream_rows_says_why_latency_is_empty(self):
         runs = curves.load_runs([MODES])

@@ -17,6 +17,7 @@ from .sizes import format_size
 from .text import LABEL_WIDTH, clip, one_line
 
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+BANDWIDTH_AXES = ("log", "linear")
 MATPLOTLIB_HINT = (
     "matplotlib is needed to draw images, and {python} cannot import it ({error}); install "
     "it: apt-get install python3-matplotlib (Debian, Ubuntu) or python3 -m pip install "
@@ -61,12 +62,39 @@ def format_size_axis(ax, sizes, most_labels=10):
     ax.set_xlabel("message size (KiB = 1024 B)")
 
 
-def format_latency_axis(ax, has_lines=True):
+def plain_number(value):
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def log_axis(ax):
+    """A log y axis labelled 0.01, 1, 1,000 (not 10^-2, 10^0, 10^3, which need the mathtext
+    that text_as_written turns off); an axis spanning less than a decade labels its minor ticks
+    too (200, 300, ...), as it would have no label otherwise."""
     from matplotlib.ticker import FuncFormatter
 
+    def minor(value, _):
+        low, high = ax.get_ylim()
+        return plain_number(value) if 0 < low and high / low < 10 else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: plain_number(value)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+
+
+def format_bandwidth_axis(ax, scale):
+    """Log by default: the paths of one run span 5 to 1,600 GB/s, and on a linear axis the
+    fastest flattens the others onto zero."""
+    if scale == "log" and ax.get_lines():
+        log_axis(ax)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
+    ax.set_title("Bandwidth (higher is better)")
+
+
+def format_latency_axis(ax, has_lines=True):
     if has_lines:  # a log axis with nothing on it warns and means nothing
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        log_axis(ax)
     else:
         ax.set_yticks([])
     ax.set_ylabel("one-way latency (us)")
@@ -155,14 +183,12 @@ def curves_title(runs):
     return f"xferbench: {len(runs)} runs compared"
 
 
-def label_axes(ax_bw, ax_lat, sizes, has_latency=True, path=""):
+def label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency=True, path=""):
     for ax in (ax_bw, ax_lat):
-        format_size_axis(ax, sizes, 5 if path else 10)
+        format_size_axis(ax, sizes, 4 if path else 10)
         ax.grid(True, which="major", alpha=0.45)
         ax.grid(True, which="minor", alpha=0.15)
-    ax_bw.set_ylim(bottom=0)
-    ax_bw.set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
-    ax_bw.set_title("Bandwidth (higher is better)")
+    format_bandwidth_axis(ax_bw, bandwidth_axis)
     format_latency_axis(ax_lat, has_latency)
     if path:
         ax_bw.set_title(f"{clip(path)}: bandwidth (higher is better)")
@@ -240,7 +266,7 @@ def split_axes(pyplot, layout, legend_counts):
         3,
         len(layout),
         squeeze=False,
-        figsize=(max(8.0, 4.4 * len(layout)), 7.6 + spare),
+        figsize=(max(8.0, 4.8 * len(layout)), 7.6 + spare),
         gridspec_kw={"height_ratios": [3.8, 3.8, spare]},
     )
     for ax in axes[2]:
@@ -248,11 +274,12 @@ def split_axes(pyplot, layout, legend_counts):
     return fig, [tuple(axes[row][i] for row in range(3)) for i in range(len(layout))]
 
 
-def build_curves_figure(pyplot, runs, with_references, panels="none"):
+def build_curves_figure(pyplot, runs, with_references, panels="none", bandwidth_axis="log"):
     """The curves figure: per panel column a bandwidth axes above a latency axes (one column,
     or one per path with panels='path', each with its own legend below), a colour per path, a
     line style per mode or variant, a marker per pair or staging, runs told apart by marker fill
-    and shade; stream and bidir series on the bandwidth axes only."""
+    and shade; stream and bidir series on the bandwidth axes only; bandwidth_axis 'log' or
+    'linear'."""
     layout = styles.panel_layout(runs, panels)
     split = panels != "none"
     references = [panel_references(runs, panel) if with_references else {} for panel in layout]
@@ -272,7 +299,7 @@ def build_curves_figure(pyplot, runs, with_references, panels="none"):
         left_off = draw_panel(ax_bw, ax_lat, runs, panel, looks)
         has_latency = bool(ax_lat.get_lines())
         handles = series_handles(panel, looks) + draw_references(ax_bw, lines)
-        label_axes(ax_bw, ax_lat, sizes, has_latency, panel.title)
+        label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency, panel.title)
         note_left_off(ax_lat, left_off, has_latency)
         if ax_key is None:
             shared_handles += handles
@@ -318,10 +345,10 @@ def text_as_written():
         yield
 
 
-def render_curves(runs, out, with_references, panels="none"):
+def render_curves(runs, out, with_references, panels="none", bandwidth_axis="log"):
     pyplot = import_pyplot()
     with text_as_written():
-        fig = build_curves_figure(pyplot, runs, with_references, panels)
+        fig = build_curves_figure(pyplot, runs, with_references, panels, bandwidth_axis)
         save_figure(pyplot, fig, out)
 
 

@@ -2,13 +2,16 @@
 and the panel layout. Pure data, no matplotlib: a series looks the same in every chart."""
 
 import dataclasses
+import itertools
 from collections import defaultdict
 
 from .names import EXCHANGE_MODES, natural_key, path_of, variant_of
 from .text import clip
 
-# One colour per path, the same in every chart; other paths take the spare colours in name
-# order. Grey stays for the reference lines.
+# One colour per path, the same in every chart, for its first variant. A path's further
+# variants (host:pinned vs host:pageable, staging sequential vs pipelined, p2p on or off, an
+# exchange mode) and other paths take the spare colours in order, each its own: variants differ
+# by colour at a glance. Grey stays for the reference lines.
 PATH_COLORS = {
     "mpi_host": "#1f77b4",
     "mpi_cuda_aware": "#ff7f0e",
@@ -17,11 +20,24 @@ PATH_COLORS = {
     "memcpy_peer": "#9467bd",
     "host_staging": "#8c564b",
 }
-SPARE_COLORS = ("#e377c2", "#bcbd22", "#17becf", "#393b79", "#8c6d31", "#637939", "#7b4173")
+SPARE_COLORS = (  # far from the path colours and from each other, the clearest first
+    "#17becf",  # cyan
+    "#e377c2",  # pink
+    "#bcbd22",  # olive
+    "#393b79",  # navy
+    "#000000",  # black
+    "#e7ba52",  # gold
+    "#7b4173",  # plum
+    "#637939",  # moss
+    "#9ecae1",  # light blue
+    "#a1d99b",  # light green
+    "#ce6dbd",  # orchid
+    "#8c6d31",  # dark gold
+)
 # Within a path: the line style is the exchange mode's (ping-pong solid, stream dashed, bidir
 # dash-dot, the first three), or for paths without exchange modes one per variant; a marker per
 # GPU pair or pair count and per variant beside the mode (mpi_staged's staging).
-LINESTYLES = ("-", "--", "-.", ":", (0, (8, 2, 2, 2, 2, 2)))
+LINESTYLES = ("-", "--", "-.", ":", (0, (8, 2, 2, 2, 2, 2)), (0, (1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
 # Overlaid runs: the same colour and style, told apart by marker fill and shade (< 0 darker,
 # > 0 lighter).
@@ -75,14 +91,6 @@ def path_order(paths):
     return known + sorted(set(paths) - set(known))
 
 
-def path_colors(paths):
-    """{path: colour}: fixed for known paths, spare colours for others."""
-    colors = {p: PATH_COLORS[p] for p in paths if p in PATH_COLORS}
-    others = sorted(set(paths) - set(colors))
-    colors.update({p: SPARE_COLORS[i % len(SPARE_COLORS)] for i, p in enumerate(others)})
-    return colors
-
-
 def series_order(keys):
     """Keys by path, then mode (ping-pong, stream, bidir), then variant."""
     paths = path_order({path_of(k) for k in keys})
@@ -112,26 +120,44 @@ def line_and_marker_parts(key):
     return modes[0], "/".join(p for p in (rest, pairs) if p)
 
 
+def color_group(key):
+    """What sets a series' colour: its path and variant, exchange mode included, without the
+    pair components (pair:0to1 and pair:1to0, or pairs:2, of one variant share its colour)."""
+    return path_of(key), variant_parts(key)[0]
+
+
+def series_colors(keys):
+    """{key: colour}: a known path's first variant has the path's colour; every other variant,
+    and every other path, the next spare colour (they repeat only beyond len(SPARE_COLORS))."""
+    spares = itertools.cycle(SPARE_COLORS)
+    colors = {}
+    for group in dict.fromkeys(color_group(k) for k in series_order(keys)):
+        path = group[0]
+        first = path in PATH_COLORS and all(g[0] != path for g in colors)
+        colors[group] = PATH_COLORS[path] if first else next(spares)
+    return {key: colors[color_group(key)] for key in keys}
+
+
 def series_styles(keys):
     """{key: Style} for all the keys of all the runs drawn together, so a series looks the same
-    in every run. The line style is the exchange mode's, the same in every path (ping-pong
-    solid, stream dashed, bidir dash-dot); within a path without exchange modes each variant has
-    its own. Within a path each pair component, and each variant beside the mode (mpi_staged's
-    staging), has its own marker (styles repeat only beyond 5 variants or 12 markers in one
-    path)."""
-    colors = path_colors({path_of(k) for k in keys})
+    in every run. The colour is the path's and variant's (series_colors). The line style is the
+    exchange mode's, the same in every path (ping-pong solid, stream dashed, bidir dash-dot);
+    within a path without exchange modes each variant has its own as well. Within a path each
+    pair component, and each variant beside the mode (mpi_staged's staging), has its own
+    marker (styles repeat only beyond 5 variants or 12 markers in one path)."""
+    colors = series_colors(keys)
     by_path = defaultdict(list)
     for key in series_order(keys):
         by_path[path_of(key)].append(key)
     styles = {}
-    for path, path_keys in by_path.items():
+    for path_keys in by_path.values():
         parts = {key: line_and_marker_parts(key) for key in path_keys}
         variants = [v for v in dict.fromkeys(p[0] for p in parts.values()) if v not in EXCHANGE_MODES]
         markers = sorted({p[1] for p in parts.values()}, key=natural_key)
         for key, (line, marker) in parts.items():
             index = EXCHANGE_MODES.index(line) if line in EXCHANGE_MODES else variants.index(line)
             styles[key] = Style(
-                colors[path],
+                colors[key],
                 LINESTYLES[index % len(LINESTYLES)],
                 MARKERS[markers.index(marker) % len(MARKERS)],
             )
