@@ -59,9 +59,15 @@ def build_parser():
         description="Compare xferbench / Google Benchmark JSON results.",
         epilog="exit status: 0 no regression, 1 regression, 2 bad input. See docs/compare.md.",
     )
-    parser.add_argument("files", nargs="*", metavar="BASE NEW", help="one base and one new result file")
-    parser.add_argument("--base", nargs="+", metavar="FILE", help="base result files; their repetitions pool")
-    parser.add_argument("--new", nargs="+", metavar="FILE", help="new result files; their repetitions pool")
+    parser.add_argument(
+        "files", nargs="*", metavar="BASE NEW", help="one base and one new result file"
+    )
+    parser.add_argument(
+        "--base", nargs="+", metavar="FILE", help="base result files; their repetitions pool"
+    )
+    parser.add_argument(
+        "--new", nargs="+", metavar="FILE", help="new result files; their repetitions pool"
+    )
     parser.add_argument(
         "--metric",
         choices=list(report.METRICS),
@@ -76,12 +82,20 @@ def build_parser():
         help="smallest change that counts, in percent (default: 5)",
     )
     parser.add_argument(
-        "--alpha", type=probability, default=0.05, help="significance level of the U test (default: 0.05)"
+        "--alpha",
+        type=probability,
+        default=0.05,
+        help="significance level of the U test (default: 0.05)",
     )
     parser.add_argument(
-        "--format", choices=list(render.RENDERERS), default="text", help="output format (default: text)"
+        "--format",
+        choices=list(render.RENDERERS),
+        default="text",
+        help="output format (default: text)",
     )
-    parser.add_argument("--filter", type=regex, metavar="REGEX", help="compare only rows whose name matches")
+    parser.add_argument(
+        "--filter", type=regex, metavar="REGEX", help="compare only rows whose name matches"
+    )
     parser.add_argument(
         "--cross-machine",
         action="store_true",

@@ -43,15 +43,24 @@ def parse_args(argv):
         description="Plot xferbench result files: bandwidth and latency against message size, "
         "or the GPU pair matrix. See docs/plot.md.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN.json", help="xferbench --benchmark_out files")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN.json", help="xferbench --benchmark_out files"
+    )
     parser.add_argument(
         "-o",
         "--output",
         metavar="OUT",
         help="image to write (.png, .svg or .pdf); with --matrix --text, the text file to write",
     )
-    parser.add_argument("--filter", type=regex, metavar="REGEX", help="plot only series whose key matches (re.search)")
-    parser.add_argument("--reference", action="store_true", help="draw theoretical link rates the context knows")
+    parser.add_argument(
+        "--filter",
+        type=regex,
+        metavar="REGEX",
+        help="plot only series whose key matches (re.search)",
+    )
+    parser.add_argument(
+        "--reference", action="store_true", help="draw theoretical link rates the context knows"
+    )
     parser.add_argument(
         "--panels",
         choices=styles.PANEL_CHOICES,
@@ -66,8 +75,12 @@ def parse_args(argv):
         help="curves: the bandwidth axis, log (the default: paths from 5 to 1,600 GB/s all "
         "readable) or linear",
     )
-    parser.add_argument("--matrix", action="store_true", help="GB/s per (source, destination) GPU pair")
-    parser.add_argument("--text", action="store_true", help="with --matrix: a text table, even with -o")
+    parser.add_argument(
+        "--matrix", action="store_true", help="GB/s per (source, destination) GPU pair"
+    )
+    parser.add_argument(
+        "--text", action="store_true", help="with --matrix: a text table, even with -o"
+    )
     parser.add_argument(
         "--size",
         type=size,

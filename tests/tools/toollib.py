@@ -1,11 +1,13 @@
-"""What the tool tests share: loading a tool from tools/ as a module, and importing the tools'
-package (tools/xfertools) without leaving a __pycache__ in tools/."""
+"""What the tool tests share: loading a tool from tools/ as a module, importing the tools'
+package (tools/xfertools) without leaving a __pycache__ in tools/, and Google Benchmark rows."""
 
 import importlib.util
 import os
 import sys
 
-TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools")
+TOOLS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"
+)
 sys.path.insert(0, TOOLS)
 sys.dont_write_bytecode = True  # the tests import tools/xfertools; no bytecode beside it
 
@@ -16,3 +18,21 @@ def load_tool(name, path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def iteration_row(name, time_us, **fields):
+    """A Google Benchmark iteration row of one repetition, time in us; fields override."""
+    row = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 1000,
+        "real_time": time_us,
+        "cpu_time": time_us,
+        "time_unit": "us",
+    }
+    row.update(fields)
+    return row

@@ -22,8 +22,11 @@ from xfertools.sizes import parse_size  # noqa: E402
 
 
 def rows(path):
-    return {r["name"]: r for r in load_result(path)["benchmarks"]
-            if r.get("run_type") == "iteration" and "ci95_pct" in r}
+    return {
+        r["name"]: r
+        for r in load_result(path)["benchmarks"]
+        if r.get("run_type") == "iteration" and "ci95_pct" in r
+    }
 
 
 def main():
@@ -56,8 +59,10 @@ def main():
         tally["either"] += within or covered
         if not (within or covered):
             misses.append((abs(change), name, change, stated))
-    print(f"{'path':<16} {'rows':>5} {'<=' + format(args.tolerance, 'g') + '%':>6} "
-          f"{'<=ci':>6} {'either':>7}")
+    print(
+        f"{'path':<16} {'rows':>5} {'<=' + format(args.tolerance, 'g') + '%':>6} "
+        f"{'<=ci':>6} {'either':>7}"
+    )
     for path, t in sorted(per_path.items()):
         print(f"{path:<16} {t['rows']:>5} {t['within']:>6} {t['covered']:>6} {t['either']:>7}")
     if misses:

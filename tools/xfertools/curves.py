@@ -8,7 +8,7 @@ from collections import Counter
 
 from . import files, machines, names, rows, stats
 from .files import InputError
-from .text import clip, one_line
+from .text import one_line
 
 # A bandwidth or time beyond this is corrupt, not measured (1e100 GB/s, or us): left out like
 # NaN, as no axis can hold it next to real values.
@@ -64,7 +64,11 @@ def series_points(document):
     series, failed = {}, []
     for name, group in rows.grouped_rows(document).items():
         counted = group.counted()
-        failed += [one_line(f"{r['name']}: {rows.failure_message(r)}") for r in counted if rows.is_failed(r)]
+        failed += [
+            one_line(f"{r['name']}: {rows.failure_message(r)}")
+            for r in counted
+            if rows.is_failed(r)
+        ]
         size = names.message_bytes(name)
         gbps, latency = point([r for r in counted if not rows.is_failed(r)])
         if size and (gbps is not None or latency is not None):

@@ -197,7 +197,9 @@ def label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency=True, path=""):
 
 def add_heading(fig, runs):
     """Title, one line per run (versions), and the failed-row note."""
-    lines = [f"{run.label}: {software_line(run.context)}" for run in runs if software_line(run.context)]
+    lines = [
+        f"{run.label}: {software_line(run.context)}" for run in runs if software_line(run.context)
+    ]
     note = failed_note(runs)
     if note:
         report_failures(runs)
@@ -379,10 +381,10 @@ def build_matrix_figure(pyplot, matrices):
         ax.set_ylabel("source GPU")
         label = "\n".join(textwrap.wrap(clip(matrix.label), 48))
         ax.set_title(f"{label}\n{clip(matrix.title())}", fontsize=10)
-    fig.colorbar(
-        image, ax=axes[0].tolist(), shrink=0.85, label="bandwidth (GB/s, 1 GB = 1e9 B)"
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.85, label="bandwidth (GB/s, 1 GB = 1e9 B)")
+    fig.suptitle(
+        "xferbench: GPU pair bandwidth", fontsize=13, fontweight="bold", va="bottom", y=1.0
     )
-    fig.suptitle("xferbench: GPU pair bandwidth", fontsize=13, fontweight="bold", va="bottom", y=1.0)
     return fig
 
 
@@ -391,7 +393,15 @@ def annotate_cells(ax, cells, vmax):
         for dst, value in enumerate(row):
             text = "-" if value is None else f"{value:.1f}"
             dark = value is not None and value < 0.6 * vmax
-            ax.text(dst, src, text, ha="center", va="center", fontsize=9, color="white" if dark else "black")
+            ax.text(
+                dst,
+                src,
+                text,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if dark else "black",
+            )
 
 
 def save_figure(pyplot, fig, out):

@@ -25,8 +25,7 @@ def family_ratios(report_rows, higher_is_better, threshold):
         if row["change"] is not None:
             grouped.setdefault(names.family_of(row["name"]), []).append(row)
     return [
-        family_ratio(family, rows, higher_is_better, threshold)
-        for family, rows in grouped.items()
+        family_ratio(family, rows, higher_is_better, threshold) for family, rows in grouped.items()
     ]
 
 

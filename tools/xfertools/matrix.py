@@ -90,9 +90,7 @@ def build_matrix(run, variant_spec, size):
             f"{run.file}: {path} pair rows name GPU {count - 1}; the matrix shows at most "
             f"{MAX_GPUS} GPUs (0 to {MAX_GPUS - 1})"
         )
-    cells = [
-        [pairs.get((src, dst), {}).get(size) for dst in range(count)] for src in range(count)
-    ]
+    cells = [[pairs.get((src, dst), {}).get(size) for dst in range(count)] for src in range(count)]
     return Matrix(run.label, path, variant, size, cells)
 
 
@@ -108,7 +106,6 @@ def matrix_text(matrix):
     ]
     for src, row in enumerate(matrix.cells):
         lines.append(
-            f"{src:>7}"
-            + "".join(f"{'-' if v is None else format(v, '.2f'):>{width}}" for v in row)
+            f"{src:>7}" + "".join(f"{'-' if v is None else format(v, '.2f'):>{width}}" for v in row)
         )
     return "\n".join(lines) + "\n"

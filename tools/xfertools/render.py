@@ -55,9 +55,7 @@ def verdict_line(report):
     compared = sum(row["change"] is not None for row in report["rows"])
     if not regressions:
         return f"No regression beyond {threshold} ({plural(compared, 'row')} compared)."
-    return f"{plural(len(regressions), 'regression')} beyond {threshold}: " + ", ".join(
-        regressions
-    )
+    return f"{plural(len(regressions), 'regression')} beyond {threshold}: " + ", ".join(regressions)
 
 
 def machine_line(report):
@@ -86,7 +84,9 @@ def setup_line(report):
 
 
 def files_line(report):
-    return f"base: {', '.join(report['base']['files'])}  |  new: {', '.join(report['new']['files'])}"
+    return (
+        f"base: {', '.join(report['base']['files'])}  |  new: {', '.join(report['new']['files'])}"
+    )
 
 
 def rows_table(report):

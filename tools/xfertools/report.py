@@ -81,9 +81,7 @@ def compare_machines(base, new, cross_machine):
     new_identity = machines.pooled_identity(new.contexts)
     if base_identity is None or new_identity is None:
         return "unknown"
-    differing = [
-        k for k in machines.IDENTITY_FIELDS if base_identity.get(k) != new_identity.get(k)
-    ]
+    differing = [k for k in machines.IDENTITY_FIELDS if base_identity.get(k) != new_identity.get(k)]
     if differing and not cross_machine:
         details = "; ".join(
             f"{k}: {base_identity.get(k)!r} vs {new_identity.get(k)!r}" for k in differing

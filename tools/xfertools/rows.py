@@ -110,9 +110,7 @@ def row_problem(row):
         return f"unknown time_unit {shown(unit)}"
     if row_time_us(row) is None:
         if positive(row.get("real_time")) is not None:
-            return (
-                f"real_time {shown(row.get('real_time'))} {unit} is out of range in microseconds"
-            )
+            return f"real_time {shown(row.get('real_time'))} {unit} is out of range in microseconds"
         return f"no valid real_time ({shown(row.get('real_time'))})"
     return None
 

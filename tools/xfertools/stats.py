@@ -66,7 +66,7 @@ def midranks(values):
     return ranks, tie_sizes
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def u_distribution(n1, n2):
     """How many of the C(n1+n2, n1) orderings give U = 0, 1, ..., n1*n2.
 

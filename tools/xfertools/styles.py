@@ -152,7 +152,9 @@ def series_styles(keys):
     styles = {}
     for path_keys in by_path.values():
         parts = {key: line_and_marker_parts(key) for key in path_keys}
-        variants = [v for v in dict.fromkeys(p[0] for p in parts.values()) if v not in EXCHANGE_MODES]
+        variants = [
+            v for v in dict.fromkeys(p[0] for p in parts.values()) if v not in EXCHANGE_MODES
+        ]
         markers = sorted({p[1] for p in parts.values()}, key=natural_key)
         for key, (line, marker) in parts.items():
             index = EXCHANGE_MODES.index(line) if line in EXCHANGE_MODES else variants.index(line)
