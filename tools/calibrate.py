@@ -27,8 +27,9 @@ def launcher():
 
 def run(command):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600,
-                          check=False)
+    proc = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=600, check=False
+    )
     if proc.returncode != 0:
         sys.exit(f"calibrate: {shlex.join(command)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc.stdout
@@ -40,8 +41,15 @@ def plain_one_way_us(build, size, round_trips):
 
 
 def xferbench_one_way_us(build, size):
-    out = run(launcher() + [os.path.join(build, "xferbench"), f"--xfer_sizes={size}",
-                            "--benchmark_filter=mpi_host", "--benchmark_format=json"])
+    out = run(
+        launcher()
+        + [
+            os.path.join(build, "xferbench"),
+            f"--xfer_sizes={size}",
+            "--benchmark_filter=mpi_host",
+            "--benchmark_format=json",
+        ]
+    )
     rows = [r for r in json.loads(out)["benchmarks"] if r.get("run_type") == "iteration"]
     return rows[0]["latency_us"]
 
@@ -53,8 +61,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=10, help="alternating rounds (default 10)")
     # About as long as xferbench's timed loop at 8 B (0.5 s of one-way time): on virtual
     # machines the speed of a ping-pong depends on how long it has been spinning.
-    parser.add_argument("--round-trips", type=int, default=2000000,
-                        help="round trips of the plain loop (default 2000000)")
+    parser.add_argument(
+        "--round-trips",
+        type=int,
+        default=2000000,
+        help="round trips of the plain loop (default 2000000)",
+    )
     parser.add_argument("--out", help="also write the JSON record here")
     args = parser.parse_args()
     if args.bytes <= 0 or args.rounds <= 0 or args.round_trips <= 0:

@@ -13,8 +13,8 @@ import os
 import re
 import shlex
 import subprocess
-import tempfile
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -32,11 +32,18 @@ def launch(args, ranks=0, timeout=600):
     """Runs xferbench (under the launcher when ranks > 0); returns (process, document)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
-        command = ([XFERBENCH] if ranks == 0 else MPIRUN + [str(ranks), XFERBENCH])
+        command = [XFERBENCH] if ranks == 0 else MPIRUN + [str(ranks), XFERBENCH]
         command += list(args) + ["--benchmark_out=" + out]
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              timeout=timeout, env=env, check=False)
+        proc = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
         document = None
         if os.path.exists(out):
             with open(out, encoding="utf-8") as f:
@@ -45,9 +52,12 @@ def launch(args, ranks=0, timeout=600):
 
 
 def iteration_rows(document, path=None):
-    return [r for r in document["benchmarks"]
-            if r.get("run_type", "iteration") == "iteration"
-            and (path is None or r["name"].split("/")[0] == path)]
+    return [
+        r
+        for r in document["benchmarks"]
+        if r.get("run_type", "iteration") == "iteration"
+        and (path is None or r["name"].split("/")[0] == path)
+    ]
 
 
 def failed(row):
@@ -72,11 +82,17 @@ def expected_families(cuda):
     """The families xferbench should run with the default pair (0:1), from the context."""
     count = len(cuda["devices"])
     staging_pair = "pair:0to1" if count >= 2 else "pair:0to0"
-    staging = [f"host_staging/{v}/{staging_pair}" for v in (
-        "host:pinned/mode:sequential", "host:pinned/mode:pipelined",
-        "host:pageable/mode:sequential", "host:pageable/mode:pipelined",
-        "host:pinned/mode:sequential/timing:latency",
-        "host:pageable/mode:sequential/timing:latency")]
+    staging = [
+        f"host_staging/{v}/{staging_pair}"
+        for v in (
+            "host:pinned/mode:sequential",
+            "host:pinned/mode:pipelined",
+            "host:pageable/mode:sequential",
+            "host:pageable/mode:pipelined",
+            "host:pinned/mode:sequential/timing:latency",
+            "host:pageable/mode:sequential/timing:latency",
+        )
+    ]
     peer = []
     if count >= 2:
         pair = next(p for p in cuda["pairs"] if p["src"] == 0 and p["dst"] == 1)
@@ -94,8 +110,13 @@ DEVICES = None  # GPUs xferbench sees, found once by setUpModule
 
 def setUpModule():
     global DEVICES
-    proc, doc = launch(["--xfer_sizes=8", "--benchmark_min_time=0.01",
-                        "--benchmark_filter=host_staging/host:pinned/mode:sequential/pair"])
+    proc, doc = launch(
+        [
+            "--xfer_sizes=8",
+            "--benchmark_min_time=0.01",
+            "--benchmark_filter=host_staging/host:pinned/mode:sequential/pair",
+        ]
+    )
     if doc is None:
         raise AssertionError("no result file:\n" + proc.stderr)
     cuda = doc["context"]["xferbench"]["cuda"]
@@ -141,8 +162,9 @@ class GpuMachine(unittest.TestCase):
                 continue
             directions = 2 if "/dir:bi/" in name + "/" else 1
             with self.subTest(row=row["name"]):
-                self.assertAlmostEqual(row["latency_us"], row["real_time"],
-                                       delta=row["real_time"] * 1e-4)
+                self.assertAlmostEqual(
+                    row["latency_us"], row["real_time"], delta=row["real_time"] * 1e-4
+                )
                 expected = directions * size / (row["latency_us"] * 1e-6) / 1e9
                 self.assertAlmostEqual(row["GB/s"], expected, delta=expected * 1e-3)
 
@@ -191,16 +213,24 @@ class GpuMachine(unittest.TestCase):
                 if name.startswith(prefix) and size == 64 << 20:
                     return row["GB/s"]
             self.fail("no row " + prefix)
-        self.assertGreater(gbps("host_staging/host:pinned/mode:pipelined/"),
-                           gbps("host_staging/host:pageable/mode:sequential/"))
+
+        self.assertGreater(
+            gbps("host_staging/host:pinned/mode:pipelined/"),
+            gbps("host_staging/host:pageable/mode:sequential/"),
+        )
 
 
 class Corruption(unittest.TestCase):
     """--xfer_test_corrupt=PATH flips one received byte: that path's rows fail, loudly."""
 
     def check(self, path):
-        proc, doc = launch(["--xfer_sizes=4096,1048576", "--benchmark_min_time=0.01",
-                            "--xfer_test_corrupt=" + path])
+        proc, doc = launch(
+            [
+                "--xfer_sizes=4096,1048576",
+                "--benchmark_min_time=0.01",
+                "--xfer_test_corrupt=" + path,
+            ]
+        )
         self.assertIsNotNone(doc, proc.stderr)
         if path in skipped(doc):
             self.skipTest(f"{path} skipped here: {skipped(doc)[path]}")
@@ -212,10 +242,13 @@ class Corruption(unittest.TestCase):
                 self.assertTrue(failed(row), row)
                 text = message(row)
                 self.assertIn("validation: 1 of", text)
-                self.assertIn("bytes:", text)   # the row names the size
-                self.assertIn("GPU ", text)     # and the devices
-        other = [r for r in iteration_rows(doc) if r["name"].split("/")[0] in PATHS
-                 and r["name"].split("/")[0] != path]
+                self.assertIn("bytes:", text)  # the row names the size
+                self.assertIn("GPU ", text)  # and the devices
+        other = [
+            r
+            for r in iteration_rows(doc)
+            if r["name"].split("/")[0] in PATHS and r["name"].split("/")[0] != path
+        ]
         for row in other:
             self.assertFalse(failed(row), message(row))
         self.assertIn("row(s) failed", proc.stderr)
@@ -231,18 +264,32 @@ class PairsAndRanks(unittest.TestCase):
     def test_all_pairs_run_every_ordered_pair(self):
         if DEVICES < 2:
             self.skipTest("needs 2 GPUs")
-        proc, doc = launch(["--xfer_sizes=1048576", "--benchmark_min_time=0.01", "--xfer_gpus=all",
-                            "--benchmark_filter=/dir:uni/pair|mode:sequential/pair"])
+        proc, doc = launch(
+            [
+                "--xfer_sizes=1048576",
+                "--benchmark_min_time=0.01",
+                "--xfer_gpus=all",
+                "--benchmark_filter=/dir:uni/pair|mode:sequential/pair",
+            ]
+        )
         self.assertIsNotNone(doc, proc.stderr)
         self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
-        pairs = {re.search(r"pair:(\d+)to(\d+)", r["name"]).groups()
-                 for r in iteration_rows(doc, "memcpy_peer")}
+        pairs = {
+            re.search(r"pair:(\d+)to(\d+)", r["name"]).groups()
+            for r in iteration_rows(doc, "memcpy_peer")
+        }
         n = DEVICES
         self.assertEqual(pairs, {(str(a), str(b)) for a in range(n) for b in range(n) if a != b})
 
     def test_two_ranks_agree_and_rank_zero_copies(self):
-        proc, doc = launch(["--xfer_sizes=8,1048576", "--benchmark_min_time=0.01",
-                            "--benchmark_filter=memcpy_peer|host_staging"], ranks=2)
+        proc, doc = launch(
+            [
+                "--xfer_sizes=8,1048576",
+                "--benchmark_min_time=0.01",
+                "--benchmark_filter=memcpy_peer|host_staging",
+            ],
+            ranks=2,
+        )
         self.assertIsNotNone(doc, proc.stderr)
         self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
         rows = iteration_rows(doc)

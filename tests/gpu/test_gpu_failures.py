@@ -15,8 +15,14 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_gpu_copy_paths import launch, iteration_rows, failed, message  # noqa: E402
-from test_gpu_copy_paths import no_gpu, skipped  # noqa: E402
+from test_gpu_copy_paths import (  # noqa: E402
+    failed,
+    iteration_rows,
+    launch,
+    message,
+    no_gpu,
+    skipped,
+)
 
 QUICK = ["--benchmark_min_time=0.01", "--xfer_max_time=0.05"]
 PINNED_COPY = "--benchmark_filter=^host_staging/host:pinned/mode:sequential/pair:[0-9]to[0-9]/"
@@ -47,8 +53,9 @@ class FailureTest(unittest.TestCase):
 
 class CudaErrors(FailureTest):
     def test_a_failed_copy_names_the_call_the_gpu_and_the_size_and_the_run_goes_on(self):
-        proc, _, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
-                                          "--xfer_test_fail=cudaMemcpyAsync@1MiB"])
+        proc, _, rows = self.run_failing(
+            [PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB", "--xfer_test_fail=cudaMemcpyAsync@1MiB"]
+        )
         self.assertEqual(sorted(rows), [4096, 1 << 20, 4 << 20])
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
@@ -59,15 +66,17 @@ class CudaErrors(FailureTest):
         self.assertIn("1 row(s) failed", proc.stderr)
 
     def test_device_memory_that_cannot_be_had_fails_the_row_saying_what_was_asked(self):
-        _, _, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB",
-                                       "--xfer_test_fail=cudaMalloc@1MiB"])
+        _, _, rows = self.run_failing(
+            [PINNED_COPY, "--xfer_sizes=4K,1MiB,4MiB", "--xfer_test_fail=cudaMalloc@1MiB"]
+        )
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
         self.assertIn("cannot allocate 1 MiB of device memory on GPU 0", message(rows[1 << 20]))
         self.assertIn("cudaErrorMemoryAllocation", message(rows[1 << 20]))
 
     def test_pinned_memory_that_one_rank_cannot_have_fails_the_row_on_every_rank(self):
-        _, _, rows = self.run_failing([STAGED, "--xfer_sizes=4K,1MiB,4MiB",
-                                       "--xfer_test_fail=cudaHostAlloc@1MiB#1"], ranks=2)
+        _, _, rows = self.run_failing(
+            [STAGED, "--xfer_sizes=4K,1MiB,4MiB", "--xfer_test_fail=cudaHostAlloc@1MiB#1"], ranks=2
+        )
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))
         text = message(rows[1 << 20])
@@ -78,8 +87,12 @@ class CudaErrors(FailureTest):
 class UnusableGpu(FailureTest):
     def test_a_rank_whose_gpu_cannot_be_used_ends_the_run_before_any_row(self):
         started = time.monotonic()
-        proc, doc = launch(["--benchmark_filter=mpi_staged", "--xfer_sizes=4K",
-                            "--xfer_test_fail=cudaSetDevice#1"] + QUICK, ranks=2, timeout=300)
+        proc, doc = launch(
+            ["--benchmark_filter=mpi_staged", "--xfer_sizes=4K", "--xfer_test_fail=cudaSetDevice#1"]
+            + QUICK,
+            ranks=2,
+            timeout=300,
+        )
         if "no CUDA device" in proc.stderr:
             raise no_gpu("no CUDA device")
         self.assertEqual(proc.returncode, 2, proc.stderr[-2000:])
@@ -90,8 +103,9 @@ class UnusableGpu(FailureTest):
         self.assertNotIn("mpi_staged/", proc.stdout)
 
     def test_a_gpu_fault_ends_the_run_after_its_row_keeping_the_rows_before(self):
-        proc, doc, rows = self.run_failing([PINNED_COPY, "--xfer_sizes=4K,64K,1MiB",
-                                            "--xfer_test_fail=fault@64K"])
+        proc, doc, rows = self.run_failing(
+            [PINNED_COPY, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K"]
+        )
         self.assertEqual(sorted(rows), [4096, 65536])  # the 1 MiB row never ran
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertTrue(failed(rows[65536]))
@@ -100,8 +114,9 @@ class UnusableGpu(FailureTest):
         self.assertIn("stopped before its last row", proc.stderr)
 
     def test_a_gpu_fault_on_one_rank_ends_the_run_on_every_rank(self):
-        _, doc, rows = self.run_failing([STAGED, "--xfer_sizes=4K,64K,1MiB",
-                                         "--xfer_test_fail=fault@64K#1"], ranks=2)
+        _, doc, rows = self.run_failing(
+            [STAGED, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K#1"], ranks=2
+        )
         self.assertEqual(sorted(rows), [4096, 65536])
         self.assertIn("rank 1", message(rows[65536]))
         self.assertIn("rank 1: GPU", doc["context"]["xferbench"]["incomplete"]["reason"])
@@ -110,9 +125,11 @@ class UnusableGpu(FailureTest):
         # Rank 1 fails between receiving the ping and sending the pong: rank 0 waits in MPI_Recv
         # for a message that will never come, and MPI cannot cancel it.
         started = time.monotonic()
-        proc, doc = launch([STAGED, "--xfer_sizes=4K,64K",
-                            "--xfer_test_fail=cudaMemcpyAsync@64K#1"] + QUICK, ranks=2,
-                           timeout=300)
+        proc, doc = launch(
+            [STAGED, "--xfer_sizes=4K,64K", "--xfer_test_fail=cudaMemcpyAsync@64K#1"] + QUICK,
+            ranks=2,
+            timeout=300,
+        )
         require_gpu(proc, doc)
         self.assertNotEqual(proc.returncode, 0)
         self.assertLess(time.monotonic() - started, 90)
@@ -126,10 +143,15 @@ class UnusableGpu(FailureTest):
 class NcclErrors(FailureTest):
     def test_an_nccl_error_fails_the_row_and_the_next_row_gets_a_new_communicator(self):
         # One GPU: NCCL needs a GPU of its own per rank, and the skip says so.
-        _, _, rows = self.run_failing(["--benchmark_filter=nccl_sendrecv/mode:pingpong",
-                                       "--xfer_sizes=4K,64K,1MiB",
-                                       "--xfer_test_fail=ncclSend@64K#1"],
-                                      ranks=2, path="nccl_sendrecv")
+        _, _, rows = self.run_failing(
+            [
+                "--benchmark_filter=nccl_sendrecv/mode:pingpong",
+                "--xfer_sizes=4K,64K,1MiB",
+                "--xfer_test_fail=ncclSend@64K#1",
+            ],
+            ranks=2,
+            path="nccl_sendrecv",
+        )
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertTrue(failed(rows[65536]))
         self.assertIn("ncclSend(", message(rows[65536]))

@@ -17,9 +17,11 @@ from xfer_testlib import failed, launch, launch_json, no_gpu, rows  # noqa: E402
 SIZES = (8, 65536, 4194304)
 FAST = ["--xfer_sizes=" + ",".join(str(s) for s in SIZES), "--benchmark_min_time=0.01"]
 FAMILIES = {
-    "mpi_staged": ["mpi_staged/host:pinned/staging:sequential/mode:pingpong",
-                   "mpi_staged/host:pageable/staging:sequential/mode:pingpong",
-                   "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"],
+    "mpi_staged": [
+        "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+        "mpi_staged/host:pageable/staging:sequential/mode:pingpong",
+        "mpi_staged/host:pinned/staging:pipelined/mode:pingpong",
+    ],
     "mpi_cuda_aware": ["mpi_cuda_aware/mode:pingpong"],
     "nccl_sendrecv": ["nccl_sendrecv/mode:pingpong"],
 }
@@ -34,7 +36,8 @@ def gpu_missing(proc):
     """Why the GPU paths cannot run here ("" if they can): no GPU, or a build without CUDA."""
     for line in proc.stderr.splitlines():
         if line.startswith("skipped mpi_staged: ") and (
-                "no CUDA device" in line or "built without CUDA" in line):
+            "no CUDA device" in line or "built without CUDA" in line
+        ):
             return line
     return ""
 
@@ -69,10 +72,14 @@ class TwoRanks(unittest.TestCase):
                         row = got[name]
                         self.assertFalse(failed(row), message(row))
                         self.assertGreater(row["GB/s"], 0)
-                        self.assertAlmostEqual(row["GB/s"], size / (row["real_time"] * 1e-6) / 1e9,
-                                               delta=row["GB/s"] * 1e-3)
-                        self.assertAlmostEqual(row["latency_us"], row["real_time"],
-                                               delta=row["real_time"] * 1e-6)
+                        self.assertAlmostEqual(
+                            row["GB/s"],
+                            size / (row["real_time"] * 1e-6) / 1e9,
+                            delta=row["GB/s"] * 1e-3,
+                        )
+                        self.assertAlmostEqual(
+                            row["latency_us"], row["real_time"], delta=row["real_time"] * 1e-6
+                        )
                         self.assertEqual(row["iterations"] % int(row["batch"]), 0)
 
     def test_paths_that_cannot_run_say_why(self):
@@ -119,8 +126,9 @@ class Corruption(unittest.TestCase):
             if path in reasons:
                 continue
             with self.subTest(path=path):
-                proc, doc = launch_json(2, FAST + [FILTER, f"--xfer_test_corrupt={path}"],
-                                        timeout=600)
+                proc, doc = launch_json(
+                    2, FAST + [FILTER, f"--xfer_test_corrupt={path}"], timeout=600
+                )
                 self.assertNotEqual(proc.returncode, 0, proc.stderr)
                 by_name = {r["name"]: r for r in rows(doc)}
                 for family in FAMILIES[path]:
@@ -141,16 +149,18 @@ class Corruption(unittest.TestCase):
 
 class MoreRanks(unittest.TestCase):
     def test_three_ranks_run_or_skip_with_a_reason(self):
-        proc, doc = launch_json(3, ["--xfer_sizes=8,65536", "--benchmark_min_time=0.01", FILTER],
-                                timeout=600)
+        proc, doc = launch_json(
+            3, ["--xfer_sizes=8,65536", "--benchmark_min_time=0.01", FILTER], timeout=600
+        )
         if gpu_missing(proc):
             raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         reasons = skipped(doc)
         names = {r["name"] for r in rows(doc)}
         # Ranks beyond 1 only agree: mpi_staged runs with any number of ranks.
-        self.assertIn("mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:8/manual_time",
-                      names)
+        self.assertIn(
+            "mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:8/manual_time", names
+        )
         # NCCL needs a GPU per rank: with fewer GPUs than ranks on a host it must say so.
         gpus = [(r["host"], r["gpu"]) for r in doc["context"]["xferbench"]["ranks"]]
         if "built without NCCL" in reasons.get("nccl_sendrecv", ""):
@@ -166,8 +176,12 @@ class MoreRanks(unittest.TestCase):
 class Modes(unittest.TestCase):
     """mode:stream and mode:bidir on device buffers: every window validated, slot by slot."""
 
-    ARGS = ["--xfer_sizes=8,65536,4194304", "--xfer_modes=all", "--xfer_max_time=0.05",
-            "--benchmark_filter=^(mpi_cuda_aware|nccl_sendrecv)/"]
+    ARGS = [
+        "--xfer_sizes=8,65536,4194304",
+        "--xfer_modes=all",
+        "--xfer_max_time=0.05",
+        "--benchmark_filter=^(mpi_cuda_aware|nccl_sendrecv)/",
+    ]
 
     def test_every_mode_runs_and_validates(self):
         proc, doc = launch_json(2, self.ARGS, timeout=600)
@@ -186,8 +200,10 @@ class Modes(unittest.TestCase):
                     self.assertFalse(failed(row[0]), message(row[0]))
                     directions = 2 if mode == "bidir" else 1
                     self.assertAlmostEqual(
-                        row[0]["GB/s"], directions * size / (row[0]["real_time"] * 1e-6) / 1e9,
-                        delta=row[0]["GB/s"] * 1e-3)
+                        row[0]["GB/s"],
+                        directions * size / (row[0]["real_time"] * 1e-6) / 1e9,
+                        delta=row[0]["GB/s"] * 1e-3,
+                    )
 
     def test_a_corrupted_byte_fails_every_mode(self):
         proc, doc = launch_json(2, self.ARGS + ["--xfer_test_corrupt=mpi_cuda_aware"], timeout=600)
@@ -209,8 +225,12 @@ class StagedModes(unittest.TestCase):
 
     PIPELINED = "mpi_staged/host:pinned/staging:pipelined"
     SIZES = (8, 65536, 4194304)
-    ARGS = ["--xfer_sizes=8,65536,4194304", "--xfer_modes=all", "--xfer_max_time=0.05",
-            "--benchmark_filter=^mpi_staged/"]
+    ARGS = [
+        "--xfer_sizes=8,65536,4194304",
+        "--xfer_modes=all",
+        "--xfer_max_time=0.05",
+        "--benchmark_filter=^mpi_staged/",
+    ]
 
     def check_rows(self, doc, modes, pairs=1):
         suffix = f"/pairs:{pairs}" if pairs > 1 else ""
@@ -221,8 +241,11 @@ class StagedModes(unittest.TestCase):
                 self.assertEqual(len(row), 1, name)
                 self.assertFalse(failed(row[0]), message(row[0]))
                 moved = (2 if mode == "bidir" else 1) * pairs * size  # GB/s: all of it
-                self.assertAlmostEqual(row[0]["GB/s"], moved / (row[0]["real_time"] * 1e-6) / 1e9,
-                                       delta=row[0]["GB/s"] * 1e-3)
+                self.assertAlmostEqual(
+                    row[0]["GB/s"],
+                    moved / (row[0]["real_time"] * 1e-6) / 1e9,
+                    delta=row[0]["GB/s"] * 1e-3,
+                )
 
     def test_every_mode_runs_and_validates(self):
         proc, doc = launch_json(2, self.ARGS, timeout=600)
@@ -231,8 +254,14 @@ class StagedModes(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.check_rows(doc, ("pingpong", "stream", "bidir"))
         names = [r["name"] for r in rows(doc)]
-        self.assertFalse([n for n in names if "staging:sequential/mode:stream" in n
-                          or "staging:sequential/mode:bidir" in n], names)
+        self.assertFalse(
+            [
+                n
+                for n in names
+                if "staging:sequential/mode:stream" in n or "staging:sequential/mode:bidir" in n
+            ],
+            names,
+        )
         self.assertEqual(len(names), 5 * len(self.SIZES), names)
 
     def test_a_corrupted_byte_fails_every_mode(self):
@@ -246,9 +275,17 @@ class StagedModes(unittest.TestCase):
             self.assertIn("validation: 1 of", message(r))
 
     def test_two_pairs_stream_and_bidir_at_once(self):
-        proc, doc = launch_json(4, ["--xfer_sizes=8,65536,4194304", "--xfer_modes=stream,bidir",
-                                    "--xfer_pairs=halves", "--xfer_max_time=0.05",
-                                    "--benchmark_filter=^mpi_staged/"], timeout=600)
+        proc, doc = launch_json(
+            4,
+            [
+                "--xfer_sizes=8,65536,4194304",
+                "--xfer_modes=stream,bidir",
+                "--xfer_pairs=halves",
+                "--xfer_max_time=0.05",
+                "--benchmark_filter=^mpi_staged/",
+            ],
+            timeout=600,
+        )
         if gpu_missing(proc):
             raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -260,14 +297,17 @@ class StagedModes(unittest.TestCase):
 
 class Console(unittest.TestCase):
     def test_console_table_has_the_gpu_rows_once(self):
-        proc = launch(2, ["--xfer_sizes=8", "--benchmark_min_time=0.01", FILTER,
-                          "--benchmark_color=false"])
+        proc = launch(
+            2, ["--xfer_sizes=8", "--benchmark_min_time=0.01", FILTER, "--benchmark_color=false"]
+        )
         if gpu_missing(proc):
             raise no_gpu(gpu_missing(proc))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(
-            proc.stdout.count("mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8"), 1,
-            proc.stdout)
+            proc.stdout.count("mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8"),
+            1,
+            proc.stdout,
+        )
         self.assertIn("GB/s=", proc.stdout)
 
 

@@ -19,8 +19,9 @@ import time
 import unittest
 
 # Where Debian puts the daemons; a non-login root shell may not have sbin on PATH.
-_SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/local/sbin", "/usr/sbin",
-                                "/sbin"])
+_SEARCH_PATH = os.pathsep.join(
+    [os.environ.get("PATH", os.defpath), "/usr/local/sbin", "/usr/sbin", "/sbin"]
+)
 PROGRAMS = ("munged", "slurmctld", "slurmd", "srun", "sinfo", "scontrol", "squeue", "scancel")
 START_TIMEOUT = 60  # seconds from the first daemon to an idle node
 LOG_LINES = 30
@@ -39,8 +40,11 @@ def find_programs():
     found = {name: shutil.which(name, path=_SEARCH_PATH) for name in PROGRAMS}
     missing = [name for name, path in found.items() if not path]
     if missing:
-        raise unavailable("not installed: " + ", ".join(missing) +
-                          " (Debian: apt-get install slurmctld slurmd slurm-client munge)")
+        raise unavailable(
+            "not installed: "
+            + ", ".join(missing)
+            + " (Debian: apt-get install slurmctld slurmd slurm-client munge)"
+        )
     if os.geteuid() != 0:
         raise unavailable("a local Slurm cluster needs root (slurmd starts the job's tasks)")
     return found
@@ -78,9 +82,12 @@ def _tail(path, lines=LOG_LINES):
 def clean_env(extra=None):
     """The test's environment without an outer Slurm job's or MPI launcher's variables, which
     would make srun attach to that job or the ranks to that launcher."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLURM_", "SLURMD_", "PMIX_", "PMI_", "OMPI_COMM_WORLD_"))
-           and not k.startswith(("OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLURM_", "SLURMD_", "PMIX_", "PMI_", "OMPI_COMM_WORLD_"))
+        and not k.startswith(("OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix"))
+    }
     env["PATH"] = _SEARCH_PATH
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -106,10 +113,16 @@ class SlurmCluster:
         try:
             self._write_config()
             self._start_munged()
-            self._start_daemon("slurmctld", [self.programs["slurmctld"], "-D", "-i",
-                                             "-f", self.conf], self.path("log", "slurmctld.log"))
-            self._start_daemon("slurmd", [self.programs["slurmd"], "-D", "-f", self.conf,
-                                          "-N", self.node], self.path("log", "slurmd.log"))
+            self._start_daemon(
+                "slurmctld",
+                [self.programs["slurmctld"], "-D", "-i", "-f", self.conf],
+                self.path("log", "slurmctld.log"),
+            )
+            self._start_daemon(
+                "slurmd",
+                [self.programs["slurmd"], "-D", "-f", self.conf, "-N", self.node],
+                self.path("log", "slurmd.log"),
+            )
             self._wait_for_idle()
         except BaseException:
             self.stop()
@@ -154,13 +167,22 @@ class SlurmCluster:
     def env(self, extra=None):
         """Environment for Slurm's client commands and the job: our slurm.conf, the job's
         TMPDIR (Open MPI's session directory) in our directory."""
-        return clean_env(dict({"SLURM_CONF": self.conf, "TMPDIR": self.path("jobtmp")},
-                              **(extra or {})))
+        return clean_env(
+            dict({"SLURM_CONF": self.conf, "TMPDIR": self.path("jobtmp")}, **(extra or {}))
+        )
 
     def command(self, name, args, timeout=30, env=None):
-        return subprocess.run([self.programs[name]] + list(args), capture_output=True, text=True,
-                              errors="replace", timeout=timeout, env=self.env(env), check=False,
-                              stdin=subprocess.DEVNULL, cwd=self.root)
+        return subprocess.run(
+            [self.programs[name]] + list(args),
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env=self.env(env),
+            check=False,
+            stdin=subprocess.DEVNULL,
+            cwd=self.root,
+        )
 
     def srun(self, args, timeout=120, env=None):
         """srun ARGS; a job over `timeout` is cancelled by stop(), the srun itself is killed."""
@@ -186,8 +208,15 @@ class SlurmCluster:
     def _write_config(self):
         # munged insists that every directory above its socket is searchable by all.
         os.chmod(self.root, 0o711)
-        for name, mode in (("munge", 0o700), ("run", 0o755), ("state", 0o700), ("spool", 0o755),
-                           ("log", 0o755), ("tmpfs", 0o1777), ("jobtmp", 0o1777)):
+        for name, mode in (
+            ("munge", 0o700),
+            ("run", 0o755),
+            ("state", 0o700),
+            ("spool", 0o755),
+            ("log", 0o755),
+            ("tmpfs", 0o1777),
+            ("jobtmp", 0o1777),
+        ):
             os.mkdir(self.path(name))
             os.chmod(self.path(name), mode)
         key = os.open(self.path("munge", "munge.key"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -244,9 +273,15 @@ class SlurmCluster:
     def _node_hardware(self):
         keep = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
         try:
-            proc = subprocess.run([self.programs["slurmd"], "-C"], capture_output=True, text=True,
-                                  timeout=30, env=clean_env(), stdin=subprocess.DEVNULL,
-                                  check=False)
+            proc = subprocess.run(
+                [self.programs["slurmd"], "-C"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env=clean_env(),
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
             first = proc.stdout.splitlines()[0] if proc.stdout else ""
         except (subprocess.TimeoutExpired, OSError):
             first = ""
@@ -256,9 +291,16 @@ class SlurmCluster:
     def _spawn(self, name, argv, logs, stdout_path):
         out = open(stdout_path, "wb")
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, env=self.env(), cwd=self.root,
-                                    start_new_session=True, preexec_fn=_die_with_parent)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env(),
+                cwd=self.root,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         finally:
             out.close()
         self._daemons.append((name, proc, logs))
@@ -267,14 +309,24 @@ class SlurmCluster:
     def _start_munged(self):
         socket_path = self.path("run", "munge.socket")
         out = self.path("log", "munged.out")
-        self._spawn("munged", [
-            # --force: a directory above ours that others cannot search (a private TMPDIR) is
-            # then a warning, not a refusal; only root talks to this munged.
-            self.programs["munged"], "--foreground", "--force", "--socket=" + socket_path,
-            "--key-file=" + self.path("munge", "munge.key"),
-            "--pid-file=" + self.path("run", "munged.pid"),
-            "--seed-file=" + self.path("munge", "munged.seed"),
-            "--log-file=" + self.path("log", "munged.log"), "--num-threads=2"], [out], out)
+        self._spawn(
+            "munged",
+            [
+                # --force: a directory above ours that others cannot search (a private TMPDIR) is
+                # then a warning, not a refusal; only root talks to this munged.
+                self.programs["munged"],
+                "--foreground",
+                "--force",
+                "--socket=" + socket_path,
+                "--key-file=" + self.path("munge", "munge.key"),
+                "--pid-file=" + self.path("run", "munged.pid"),
+                "--seed-file=" + self.path("munge", "munged.seed"),
+                "--log-file=" + self.path("log", "munged.log"),
+                "--num-threads=2",
+            ],
+            [out],
+            out,
+        )
         self._poll(lambda: os.path.exists(socket_path), 15, "munged to create its socket")
 
     def _start_daemon(self, name, argv, log):
@@ -295,30 +347,38 @@ class SlurmCluster:
             last[0] = self._node_state()
             return last[0][0] == "idle"
 
-        self._poll(idle, START_TIMEOUT, "the node to become idle",
-                   lambda: "sinfo says state %r, reason %r" % last[0])
+        self._poll(
+            idle,
+            START_TIMEOUT,
+            "the node to become idle",
+            lambda: "sinfo says state {!r}, reason {!r}".format(*last[0]),
+        )
 
     def _poll(self, ready, timeout, what, detail=lambda: ""):
         deadline = time.monotonic() + timeout
         while True:
             for name, proc, _ in self._daemons:
                 if proc.poll() is not None:
-                    raise AssertionError(f"{name} exited with status {proc.returncode} while "
-                                         f"waiting for {what}\n{self.logs()}")
+                    raise AssertionError(
+                        f"{name} exited with status {proc.returncode} while "
+                        f"waiting for {what}\n{self.logs()}"
+                    )
             try:
                 if ready():
                     return
             except subprocess.TimeoutExpired:
                 pass
             if time.monotonic() > deadline:
-                raise AssertionError(f"waited {timeout} s for {what} in vain; {detail()}\n"
-                                     f"{self.logs()}")
+                raise AssertionError(
+                    f"waited {timeout} s for {what} in vain; {detail()}\n{self.logs()}"
+                )
             time.sleep(0.25)
 
     def _end_jobs(self):
         """Cancels every job and waits (bounded) until squeue is empty and every slurmstepd has
         gone: a step's slurmstepd is in a session of its own and keeps a socket in the spool
         directory (NODE_JOB.STEP) until it exits."""
+
         def ended():
             steps = [n for n in os.listdir(self.path("spool")) if n.startswith(self.node + "_")]
             jobs = self.command("squeue", ["-h", "-o", "%i"], timeout=10).stdout.strip()

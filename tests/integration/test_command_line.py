@@ -27,45 +27,75 @@ class BadInput(unittest.TestCase):
         self.assertEqual(proc.stderr.count("xferbench: " + fragments[0]), 1, proc.stderr)
 
     def test_bad_sizes(self):
-        for value, why in (("abc", "not a size"), ("0", "at least 1 byte"),
-                           ("-8", "positive"), ("1GiB:8", "backwards")):
+        for value, why in (
+            ("abc", "not a size"),
+            ("0", "at least 1 byte"),
+            ("-8", "positive"),
+            ("1GiB:8", "backwards"),
+        ):
             with self.subTest(value=value):
-                self.assert_usage_error([f"--xfer_sizes={value}"], "--xfer_sizes", why,
-                                        "expected sizes like")
+                self.assert_usage_error(
+                    [f"--xfer_sizes={value}"], "--xfer_sizes", why, "expected sizes like"
+                )
 
     def test_size_larger_than_memory(self):
         self.assert_usage_error(["--xfer_sizes=64TiB"], "--xfer_sizes", "memory")
 
     def test_one_rank_short_of_memory_stops_every_rank(self):
         # Only rank 1 believes its node has 1 GiB: every rank must stop with exit 2, none wait.
-        command = MPIRUN + ["1", XFERBENCH, "--xfer_sizes=8,1GiB", ":", "-np", "1", "-x",
-                            "XFER_TEST_MEMORY=1073741824", XFERBENCH, "--xfer_sizes=8,1GiB"]
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              timeout=120, check=False,
-                              env=dict(os.environ))
+        command = MPIRUN + [
+            "1",
+            XFERBENCH,
+            "--xfer_sizes=8,1GiB",
+            ":",
+            "-np",
+            "1",
+            "-x",
+            "XFER_TEST_MEMORY=1073741824",
+            XFERBENCH,
+            "--xfer_sizes=8,1GiB",
+        ]
+        proc = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=120,
+            check=False,
+            env=dict(os.environ),
+        )
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("rank 1: --xfer_sizes: 1 GiB needs two buffers", proc.stderr)
         self.assertEqual(proc.stderr.count("needs two buffers"), 1, proc.stderr)
 
     def test_bad_choices(self):
-        self.assert_usage_error(["--xfer_cuda_aware=maybe"], "--xfer_cuda_aware",
-                                "expected auto, yes or no")
-        self.assert_usage_error(["--xfer_require=warp_drive"], "--xfer_require",
-                                "unknown path 'warp_drive'")
+        self.assert_usage_error(
+            ["--xfer_cuda_aware=maybe"], "--xfer_cuda_aware", "expected auto, yes or no"
+        )
+        self.assert_usage_error(
+            ["--xfer_require=warp_drive"], "--xfer_require", "unknown path 'warp_drive'"
+        )
         self.assert_usage_error(["--xfer_gpus=0-1"], "--xfer_gpus", "expected ordered GPU pairs")
         self.assert_usage_error(["--xfer_bogus=1"], "unknown flag --xfer_bogus")
-        self.assert_usage_error(["--xfer_test_fail=cudaMalloc#x"], "--xfer_test_fail",
-                                "expected CALL[@BYTES][#RANK]")
+        self.assert_usage_error(
+            ["--xfer_test_fail=cudaMalloc#x"], "--xfer_test_fail", "expected CALL[@BYTES][#RANK]"
+        )
         self.assert_usage_error(["--benchmark_out_format=xml"], "--benchmark_out_format")
 
     def test_random_interleaving_is_refused(self):
         # Each rank would shuffle the rows its own way and the ping-pongs would cross.
-        self.assert_usage_error(["--benchmark_enable_random_interleaving=true"],
-                                "--benchmark_enable_random_interleaving", "same order")
+        self.assert_usage_error(
+            ["--benchmark_enable_random_interleaving=true"],
+            "--benchmark_enable_random_interleaving",
+            "same order",
+        )
 
     def test_bad_time_unit(self):
-        self.assert_usage_error(["--benchmark_time_unit=fortnights"], "--benchmark_time_unit",
-                                "expected ns, us, ms or s")
+        self.assert_usage_error(
+            ["--benchmark_time_unit=fortnights"],
+            "--benchmark_time_unit",
+            "expected ns, us, ms or s",
+        )
 
     def test_min_time_in_either_google_benchmark_spelling(self):
         for value in ("0.01", "0.01s"):
@@ -77,23 +107,35 @@ class BadInput(unittest.TestCase):
 
     def test_min_time_still_means_at_least_that_much(self):
         # A loose precision would stop these rows after a few batches; the minimums hold.
-        proc, doc = launch_json(2, ["--xfer_sizes=8,64K", "--xfer_precision=50",
-                                    "--benchmark_min_time=0.3s"])
+        proc, doc = launch_json(
+            2, ["--xfer_sizes=8,64K", "--xfer_precision=50", "--benchmark_min_time=0.3s"]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         for row in rows(doc):
             self.assertGreaterEqual(row["real_time"] * row["iterations"], 0.3e6, row)
-        proc, doc = launch_json(2, ["--xfer_sizes=1M", "--xfer_precision=50",
-                                    "--benchmark_min_time=700x"])
+        proc, doc = launch_json(
+            2, ["--xfer_sizes=1M", "--xfer_precision=50", "--benchmark_min_time=700x"]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertGreaterEqual(rows(doc)[0]["iterations"], 700)
 
     def test_ranks_with_different_settings_stop_instead_of_deadlocking(self):
-        command = MPIRUN + ["1", XFERBENCH] + QUICK + [":", "-np", "1", "env",
-                                                       "XFER_SIZES=16", XFERBENCH] + QUICK[1:]
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              timeout=120, check=False,
-                              env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+        command = (
+            MPIRUN
+            + ["1", XFERBENCH]
+            + QUICK
+            + [":", "-np", "1", "env", "XFER_SIZES=16", XFERBENCH]
+            + QUICK[1:]
+        )
+        proc = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=120,
+            check=False,
+            env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"),
+        )
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("the ranks were given different settings", proc.stderr)
 
@@ -108,8 +150,9 @@ class BadInput(unittest.TestCase):
         self.assertIn("skipped mpi_host: needs 2 ranks", proc.stderr)
 
     def test_required_path_filtered_out_fails(self):
-        proc = launch(2, QUICK + ["--benchmark_filter=nccl", "--xfer_require=mpi_host"],
-                      timeout=120)
+        proc = launch(
+            2, QUICK + ["--benchmark_filter=nccl", "--xfer_require=mpi_host"], timeout=120
+        )
         self.assertEqual(proc.returncode, 1)
         self.assertIn("required path mpi_host produced no rows", proc.stderr)
 
@@ -153,8 +196,13 @@ class HelpAndVersion(unittest.TestCase):
         source = os.environ.get("XFER_SOURCE_DIR", "")
         if "XFER_GIT_REVISION" in os.environ or not os.path.isdir(os.path.join(source, ".git")):
             self.skipTest("not built from a git checkout, or the revision is given by hand")
-        head = subprocess.run(["git", "-C", source, "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, timeout=30, check=False)
+        head = subprocess.run(
+            ["git", "-C", source, "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
         if head.returncode != 0:
             self.skipTest("git cannot read the checkout: " + head.stderr.strip())
         proc = launch(0, ["--version"], timeout=60)
@@ -193,8 +241,12 @@ class ResultFile(unittest.TestCase):
             out = os.path.join(tmp, "run.json")
             with open(out, "w", encoding="utf-8") as f:
                 f.write('{"previous": true}')
-            proc = launch(2, QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"],
-                          env={"BENCHMARK_OUT": out}, timeout=120)
+            proc = launch(
+                2,
+                QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"],
+                env={"BENCHMARK_OUT": out},
+                timeout=120,
+            )
             self.assertNotEqual(proc.returncode, 0)
             with open(out, encoding="utf-8") as f:
                 self.assertEqual(f.read(), '{"previous": true}')
@@ -207,8 +259,9 @@ class ResultFile(unittest.TestCase):
             with open(out, encoding="utf-8") as f:
                 lines = f.read().splitlines()
             # Like Google Benchmark's own CSV file: its context lines, then the table.
-            self.assertEqual(sum(1 for line in lines
-                                 if line.startswith("name,iterations,real_time")), 1)
+            self.assertEqual(
+                sum(1 for line in lines if line.startswith("name,iterations,real_time")), 1
+            )
             self.assertEqual(sum(1 for line in lines if line.startswith('"mpi_host/')), 3)
 
 

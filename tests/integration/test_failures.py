@@ -1,4 +1,5 @@
-"""A row that cannot get its memory fails on every rank, says what it asked for, and the run goes on."""
+"""A row that cannot get its memory fails on every rank, says what it asked for, and the run goes
+on."""
 
 import json
 import os
@@ -15,13 +16,24 @@ class Allocation(unittest.TestCase):
         # 4 GiB fits the machine (the up-front check passes) but not a 3 GB address-space limit.
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run.json")
-            command = MPIRUN + ["2", XFERBENCH, "--xfer_sizes=8,4GiB",
-                                "--xfer_modes=pingpong,stream", "--xfer_max_time=0.05",
-                                "--benchmark_out=" + out]
+            command = MPIRUN + [
+                "2",
+                XFERBENCH,
+                "--xfer_sizes=8,4GiB",
+                "--xfer_modes=pingpong,stream",
+                "--xfer_max_time=0.05",
+                "--benchmark_out=" + out,
+            ]
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-            proc = subprocess.run(["bash", "-c", "ulimit -v 3000000; exec " + shlex.join(command)],
-                                  capture_output=True, text=True, errors="replace", timeout=300,
-                                  env=env, check=False)
+            proc = subprocess.run(
+                ["bash", "-c", "ulimit -v 3000000; exec " + shlex.join(command)],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=300,
+                env=env,
+                check=False,
+            )
             self.assertEqual(proc.returncode, 1, proc.stderr)
             with open(out, encoding="utf-8") as f:
                 got = {r["name"].replace("/manual_time", ""): r for r in rows(json.load(f))}

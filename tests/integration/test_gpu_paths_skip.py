@@ -9,7 +9,7 @@ about CUDA-awareness is recorded even so. On a machine with a GPU these tests sk
 
 import unittest
 
-from xfer_testlib import QUICK, launch, launch_json, rows
+from xfer_testlib import QUICK, launch_json, rows
 
 GPU_PATHS = ("mpi_staged", "mpi_cuda_aware", "nccl_sendrecv")
 # Reasons a GPU path gives on a machine (or in a build) without GPUs.
@@ -74,11 +74,19 @@ class Flags(unittest.TestCase):
         self.assertIn("required path mpi_staged was skipped", proc.stderr)
 
     def test_forcing_cuda_awareness_is_recorded_with_what_mpi_said(self):
-        for mode, answer, words in (("yes", "yes", "forced by --xfer_cuda_aware=yes"),
-                                    ("no", "no", "disabled by --xfer_cuda_aware=no")):
+        for mode, answer, words in (
+            ("yes", "yes", "forced by --xfer_cuda_aware=yes"),
+            ("no", "no", "disabled by --xfer_cuda_aware=no"),
+        ):
             with self.subTest(mode=mode):
-                proc, doc = launch_json(2, QUICK + [f"--xfer_cuda_aware={mode}",
-                                                    "--benchmark_filter=mpi_host/mode:pingpong/bytes:8"])
+                proc, doc = launch_json(
+                    2,
+                    QUICK
+                    + [
+                        f"--xfer_cuda_aware={mode}",
+                        "--benchmark_filter=mpi_host/mode:pingpong/bytes:8",
+                    ],
+                )
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 reasons = skipped(doc)
                 if "mpi_cuda_aware" not in reasons:
@@ -100,7 +108,8 @@ class OtherWorldSizes(unittest.TestCase):
             with self.subTest(path=path):
                 reason = reasons[path]
                 self.assertTrue(
-                    "needs 2 ranks" in reason or any(w in reason for w in NO_GPU_WORDS), reason)
+                    "needs 2 ranks" in reason or any(w in reason for w in NO_GPU_WORDS), reason
+                )
                 self.assertIn(f"skipped {path}: ", proc.stderr)
         self.assertEqual(rows(doc), [])
 

@@ -12,8 +12,11 @@ import unittest
 from xfer_testlib import MPIRUN, XFERBENCH, launch, rows
 
 # Rows that take a while together (the large ones), so a signal lands in the middle of the run.
-LONG = ["--xfer_sizes=8,64K,1M,16M,64M,256M,256M:1GiB:x2", "--xfer_precision=0.01",
-        "--xfer_max_time=1"]
+LONG = [
+    "--xfer_sizes=8,64K,1M,16M,64M,256M,256M:1GiB:x2",
+    "--xfer_precision=0.01",
+    "--xfer_max_time=1",
+]
 
 
 def environment():
@@ -25,8 +28,15 @@ def environment():
 
 def start(out, extra=()):
     command = MPIRUN + ["2", XFERBENCH] + LONG + ["--benchmark_out=" + out] + list(extra)
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", env=environment(), start_new_session=True)
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        env=environment(),
+        start_new_session=True,
+    )
 
 
 def wait_for_rows(path, proc, timeout=120):
@@ -97,8 +107,9 @@ class Interrupted(unittest.TestCase):
     def test_a_finished_run_is_complete(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run.json")
-            proc = launch(2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.05",
-                              "--benchmark_out=" + out])
+            proc = launch(
+                2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.05", "--benchmark_out=" + out]
+            )
             self.assertEqual(proc.returncode, 0, proc.stderr)
             with open(out, encoding="utf-8") as f:
                 document = json.load(f)
@@ -113,8 +124,9 @@ class SpecialFiles(unittest.TestCase):
             fifo = os.path.join(tmp, "pipe")
             os.mkfifo(fifo)
             reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE, text=True)
-            proc = launch(2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.05",
-                              "--benchmark_out=" + fifo])
+            proc = launch(
+                2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.05", "--benchmark_out=" + fifo]
+            )
             text, _ = reader.communicate(timeout=60)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
@@ -129,9 +141,16 @@ class SameFile(unittest.TestCase):
             out = os.path.join(tmp, "run.json")
             args = ["--xfer_sizes=8,1K,64K,1M", "--xfer_max_time=0.1", "--benchmark_out=" + out]
             command = MPIRUN + ["2", XFERBENCH]
-            procs = [subprocess.Popen(command + args + [f"--xfer_window={w}"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                      text=True, env=environment()) for w in (16, 32)]
+            procs = [
+                subprocess.Popen(
+                    command + args + [f"--xfer_window={w}"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=environment(),
+                )
+                for w in (16, 32)
+            ]
             for proc in procs:
                 _, stderr = proc.communicate(timeout=240)
                 self.assertEqual(proc.returncode, 0, stderr)

@@ -15,8 +15,9 @@ def message(row):
 
 class Modes(unittest.TestCase):
     def test_stream_and_bidir_rows_report_sustained_bandwidth(self):
-        proc, doc = launch_json(2, ["--xfer_sizes=8,64K", "--xfer_modes=all", "--xfer_window=16",
-                                    "--xfer_max_time=0.1"])
+        proc, doc = launch_json(
+            2, ["--xfer_sizes=8,64K", "--xfer_modes=all", "--xfer_window=16", "--xfer_max_time=0.1"]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         got = by_name(doc)
         for size in (8, 65536):
@@ -24,8 +25,11 @@ class Modes(unittest.TestCase):
                 row = got[f"mpi_host/mode:{mode}/bytes:{size}/manual_time"]
                 self.assertFalse(failed(row), message(row))
                 directions = 2 if mode == "bidir" else 1
-                self.assertAlmostEqual(row["GB/s"], directions * size / (row["real_time"] * 1e-6) / 1e9,
-                                       delta=row["GB/s"] * 1e-3)
+                self.assertAlmostEqual(
+                    row["GB/s"],
+                    directions * size / (row["real_time"] * 1e-6) / 1e9,
+                    delta=row["GB/s"] * 1e-3,
+                )
                 if mode != "pingpong":
                     # A sample is whole windows of 16 messages.
                     self.assertEqual(row["batch"] % 16, 0)
@@ -39,15 +43,29 @@ class Modes(unittest.TestCase):
         proc, doc = launch_json(2, ["--xfer_sizes=8", "--xfer_max_time=0.05"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(list(by_name(doc)), ["mpi_host/mode:pingpong/bytes:8/manual_time"])
-        proc, doc = launch_json(2, ["--xfer_sizes=8", "--xfer_modes=all", "--xfer_max_time=0.05",
-                                    "--benchmark_filter=mode:bidir"])
+        proc, doc = launch_json(
+            2,
+            [
+                "--xfer_sizes=8",
+                "--xfer_modes=all",
+                "--xfer_max_time=0.05",
+                "--benchmark_filter=mode:bidir",
+            ],
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(list(by_name(doc)), ["mpi_host/mode:bidir/bytes:8/manual_time"])
 
     def test_a_corrupted_byte_in_a_window_names_its_slot(self):
-        proc, doc = launch_json(2, ["--xfer_sizes=4K", "--xfer_modes=stream,bidir",
-                                    "--xfer_window=8", "--xfer_max_time=0.05",
-                                    "--xfer_test_corrupt=mpi_host"])
+        proc, doc = launch_json(
+            2,
+            [
+                "--xfer_sizes=4K",
+                "--xfer_modes=stream,bidir",
+                "--xfer_window=8",
+                "--xfer_max_time=0.05",
+                "--xfer_test_corrupt=mpi_host",
+            ],
+        )
         self.assertEqual(proc.returncode, 1, proc.stderr)
         for mode in ("stream", "bidir"):
             row = by_name(doc)[f"mpi_host/mode:{mode}/bytes:4096/manual_time"]
@@ -59,9 +77,16 @@ class Modes(unittest.TestCase):
 
 class Pairs(unittest.TestCase):
     def test_four_ranks_in_halves_run_two_pairs_at_once(self):
-        proc, doc = launch_json(4, ["--xfer_sizes=8,64K", "--xfer_pairs=halves",
-                                    "--xfer_modes=pingpong,stream", "--xfer_max_time=0.1"],
-                                timeout=300)
+        proc, doc = launch_json(
+            4,
+            [
+                "--xfer_sizes=8,64K",
+                "--xfer_pairs=halves",
+                "--xfer_modes=pingpong,stream",
+                "--xfer_max_time=0.1",
+            ],
+            timeout=300,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ctx = doc["context"]["xferbench"]
         self.assertEqual([p["ranks"] for p in ctx["pairs"]], [[0, 2], [1, 3]])
@@ -76,19 +101,35 @@ class Pairs(unittest.TestCase):
         self.assertIn("rank pairs: 0:2 (intra-node), 1:3 (intra-node)", proc.stderr)
 
     def test_a_pair_across_hosts_is_labelled_inter_node(self):
-        proc, doc = launch_json(4, ["--xfer_sizes=8", "--xfer_pairs=halves", "--xfer_max_time=0.05",
-                                    "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB"], timeout=300)
+        proc, doc = launch_json(
+            4,
+            [
+                "--xfer_sizes=8",
+                "--xfer_pairs=halves",
+                "--xfer_max_time=0.05",
+                "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB",
+            ],
+            timeout=300,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         pairs = doc["context"]["xferbench"]["pairs"]
         self.assertEqual([p["hosts"] for p in pairs], [["nodeA", "nodeB"], ["nodeA", "nodeB"]])
         self.assertEqual([p["inter_node"] for p in pairs], [True, True])
         self.assertIn("0:2 (inter-node)", proc.stderr)
-        proc, doc = launch_json(4, ["--xfer_sizes=8", "--xfer_pairs=0:1,2:3",
-                                    "--xfer_max_time=0.05",
-                                    "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB"], timeout=300)
+        proc, doc = launch_json(
+            4,
+            [
+                "--xfer_sizes=8",
+                "--xfer_pairs=0:1,2:3",
+                "--xfer_max_time=0.05",
+                "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB",
+            ],
+            timeout=300,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual([p["inter_node"] for p in doc["context"]["xferbench"]["pairs"]],
-                         [False, False])
+        self.assertEqual(
+            [p["inter_node"] for p in doc["context"]["xferbench"]["pairs"]], [False, False]
+        )
 
     def test_bad_pairs_stop_every_rank_with_the_flag_named(self):
         cases = [
@@ -106,9 +147,11 @@ class Pairs(unittest.TestCase):
                 self.assertEqual(proc.stderr.count(expected), 1, proc.stderr)
 
     def test_bad_modes_and_windows_are_usage_errors(self):
-        for flag, expected in (("--xfer_modes=sideways", "unknown mode 'sideways'"),
-                               ("--xfer_window=0", "--xfer_window='0'"),
-                               ("--xfer_gpu_map=a", "--xfer_gpu_map='a'")):
+        for flag, expected in (
+            ("--xfer_modes=sideways", "unknown mode 'sideways'"),
+            ("--xfer_window=0", "--xfer_window='0'"),
+            ("--xfer_gpu_map=a", "--xfer_gpu_map='a'"),
+        ):
             with self.subTest(flag=flag):
                 proc = launch(2, ["--xfer_sizes=8", flag], timeout=120)
                 self.assertEqual(proc.returncode, 2, proc.stderr)

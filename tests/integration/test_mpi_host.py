@@ -14,7 +14,9 @@ class TwoRanks(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.count("Benchmark "), 1, proc.stdout)
         for size in (8, 4096, 262144):
-            self.assertEqual(proc.stdout.count(f"mpi_host/mode:pingpong/bytes:{size}/manual_time"), 1)
+            self.assertEqual(
+                proc.stdout.count(f"mpi_host/mode:pingpong/bytes:{size}/manual_time"), 1
+            )
         self.assertIn("GB/s=", proc.stdout)
         self.assertIn("latency_us=", proc.stdout)
 
@@ -23,18 +25,24 @@ class TwoRanks(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.leftover_files, [])
         got = rows(doc)
-        self.assertEqual([r["name"] for r in got],
-                         [f"mpi_host/mode:pingpong/bytes:{s}/manual_time" for s in (8, 4096, 262144)])
+        self.assertEqual(
+            [r["name"] for r in got],
+            [f"mpi_host/mode:pingpong/bytes:{s}/manual_time" for s in (8, 4096, 262144)],
+        )
         for row in got:
             size = int(row["name"].split("bytes:")[1].split("/")[0])
             self.assertFalse(failed(row))
             self.assertEqual(row["time_unit"], "us")
             # real_time is the one-way time; every figure must say the same thing.
-            self.assertAlmostEqual(row["latency_us"], row["real_time"], delta=row["real_time"] * 1e-6)
-            self.assertAlmostEqual(row["GB/s"], size / (row["real_time"] * 1e-6) / 1e9,
-                                   delta=row["GB/s"] * 1e-3)
-            self.assertAlmostEqual(row["bytes_per_second"], row["GB/s"] * 1e9,
-                                   delta=row["bytes_per_second"] * 1e-3)
+            self.assertAlmostEqual(
+                row["latency_us"], row["real_time"], delta=row["real_time"] * 1e-6
+            )
+            self.assertAlmostEqual(
+                row["GB/s"], size / (row["real_time"] * 1e-6) / 1e9, delta=row["GB/s"] * 1e-3
+            )
+            self.assertAlmostEqual(
+                row["bytes_per_second"], row["GB/s"] * 1e9, delta=row["bytes_per_second"] * 1e-3
+            )
             self.assertGreaterEqual(row["batch"], 1)
             self.assertEqual(row["iterations"] % int(row["batch"]), 0)
 
@@ -55,8 +63,11 @@ class TwoRanks(unittest.TestCase):
         self.assertIn("num_cpus", doc["context"])
 
     def test_filter_and_repetitions_work_unchanged(self):
-        proc, doc = launch_json(2, QUICK + ["--benchmark_filter=mpi_host/mode:pingpong/bytes:4096",
-                                            "--benchmark_repetitions=3"])
+        proc, doc = launch_json(
+            2,
+            QUICK
+            + ["--benchmark_filter=mpi_host/mode:pingpong/bytes:4096", "--benchmark_repetitions=3"],
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(len(rows(doc)), 3)
         aggregates = {r["aggregate_name"] for r in rows(doc, "aggregate")}
@@ -94,8 +105,11 @@ class ManyRanks(unittest.TestCase):
     def test_a_slowed_rank_neither_deadlocks_nor_changes_iteration_counts(self):
         for slow_rank in ("1", "2"):
             with self.subTest(slow_rank=slow_rank), tempfile.TemporaryDirectory() as dump:
-                proc = launch(3, QUICK + [f"--xfer_test_slow_rank={slow_rank}",
-                                          f"--xfer_test_rank_dump={dump}"], timeout=300)
+                proc = launch(
+                    3,
+                    QUICK + [f"--xfer_test_slow_rank={slow_rank}", f"--xfer_test_rank_dump={dump}"],
+                    timeout=300,
+                )
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 counts = []
                 for rank in range(3):
@@ -110,7 +124,9 @@ class Watchdog(unittest.TestCase):
     def test_a_rank_that_stops_answering_ends_the_job_instead_of_hanging(self):
         proc = launch(2, QUICK + ["--xfer_test_hang_rank=1", "--xfer_timeout=2"], timeout=120)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("mpi_host/mode:pingpong/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr)
+        self.assertIn(
+            "mpi_host/mode:pingpong/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr
+        )
 
 
 class OneRank(unittest.TestCase):

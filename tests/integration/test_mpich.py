@@ -29,28 +29,43 @@ def unavailable(reason):
 class UnderMpichMpiexec(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        tools = {name: shutil.which(name) for name in ("mpicc.mpich", "mpicxx.mpich",
-                                                       "mpiexec.mpich")}
+        tools = {
+            name: shutil.which(name) for name in ("mpicc.mpich", "mpicxx.mpich", "mpiexec.mpich")
+        }
         missing = [name for name, path in tools.items() if not path]
         if missing:
-            raise unavailable("not installed: " + ", ".join(missing) +
-                              " (Debian: apt-get install libmpich-dev mpich)")
+            raise unavailable(
+                "not installed: "
+                + ", ".join(missing)
+                + " (Debian: apt-get install libmpich-dev mpich)"
+            )
         cls.mpiexec = tools["mpiexec.mpich"]
         cls._tmp = tempfile.TemporaryDirectory(prefix="xfer-mpich-")
         cls.addClassCleanup(cls._tmp.cleanup)
         build = os.path.join(cls._tmp.name, "build")
-        configure = ["cmake", "-S", SOURCE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                     "-DXFER_WITH_CUDA=OFF", "-DXFER_WITH_NCCL=OFF", "-DXFER_BUILD_TESTS=OFF",
-                     "-DMPI_C_COMPILER=" + tools["mpicc.mpich"],
-                     "-DMPI_CXX_COMPILER=" + tools["mpicxx.mpich"],
-                     "-DMPIEXEC_EXECUTABLE=" + cls.mpiexec]
-        for command in (configure, ["cmake", "--build", build, "-j", str(os.cpu_count() or 2),
-                                    "--target", "xferbench"]):
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                                  check=False)
+        configure = [
+            "cmake",
+            "-S",
+            SOURCE,
+            "-B",
+            build,
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DXFER_WITH_CUDA=OFF",
+            "-DXFER_WITH_NCCL=OFF",
+            "-DXFER_BUILD_TESTS=OFF",
+            "-DMPI_C_COMPILER=" + tools["mpicc.mpich"],
+            "-DMPI_CXX_COMPILER=" + tools["mpicxx.mpich"],
+            "-DMPIEXEC_EXECUTABLE=" + cls.mpiexec,
+        ]
+        for command in (
+            configure,
+            ["cmake", "--build", build, "-j", str(os.cpu_count() or 2), "--target", "xferbench"],
+        ):
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
             if proc.returncode != 0:
-                raise AssertionError(f"{' '.join(command)} failed:\n{proc.stdout[-3000:]}\n"
-                                     f"{proc.stderr[-3000:]}")
+                raise AssertionError(
+                    f"{' '.join(command)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+                )
         cls.binary = os.path.join(build, "xferbench")
 
     def launch(self, ranks, args, out=None):
@@ -58,14 +73,25 @@ class UnderMpichMpiexec(unittest.TestCase):
         if out:
             command.append("--benchmark_out=" + out)
         # An Open MPI launcher's variables would confuse MPICH's ranks; none are set here.
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))}
-        return subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              timeout=120, env=env, check=False)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))
+        }
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=120,
+            env=env,
+            check=False,
+        )
 
     def test_the_binary_is_built_against_mpich(self):
-        proc = subprocess.run([self.binary, "--version"], capture_output=True, text=True,
-                              timeout=60, check=False)
+        proc = subprocess.run(
+            [self.binary, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("MPICH", proc.stdout)
 
@@ -79,8 +105,13 @@ class UnderMpichMpiexec(unittest.TestCase):
             with open(out, encoding="utf-8") as f:
                 document = json.load(f)
         names = [r["name"] for r in rows(document)]
-        self.assertEqual(names, ["mpi_host/mode:pingpong/bytes:8/manual_time",
-                                 "mpi_host/mode:pingpong/bytes:4096/manual_time"])
+        self.assertEqual(
+            names,
+            [
+                "mpi_host/mode:pingpong/bytes:8/manual_time",
+                "mpi_host/mode:pingpong/bytes:4096/manual_time",
+            ],
+        )
         self.assertFalse(any(failed(r) for r in rows(document)))
         context = document["context"]["xferbench"]
         self.assertIn("MPICH", context["mpi"]["library"])
@@ -89,8 +120,9 @@ class UnderMpichMpiexec(unittest.TestCase):
     def test_four_ranks_in_halves(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run.json")
-            proc = self.launch(4, ["--xfer_pairs=halves", "--xfer_modes=stream",
-                                   "--xfer_max_time=0.05"], out)
+            proc = self.launch(
+                4, ["--xfer_pairs=halves", "--xfer_modes=stream", "--xfer_max_time=0.05"], out
+            )
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             with open(out, encoding="utf-8") as f:
                 document = json.load(f)

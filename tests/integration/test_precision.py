@@ -15,8 +15,9 @@ def dump_lines(folder, rank):
 
 class StopRule(unittest.TestCase):
     def test_a_quiet_row_stops_on_precision_long_before_its_time_limit(self):
-        proc, doc = launch_json(2, ["--xfer_sizes=8,4K", "--xfer_precision=50",
-                                    "--xfer_max_time=60"])
+        proc, doc = launch_json(
+            2, ["--xfer_sizes=8,4K", "--xfer_precision=50", "--xfer_max_time=60"]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         for row in rows(doc):
             self.assertEqual(row["time_limited"], 0, row)
@@ -31,16 +32,35 @@ class StopRule(unittest.TestCase):
     def test_a_noisy_row_stops_on_time_and_says_so(self):
         # Rank 0's batch times scaled by a uniform factor in [0.2, 1.8]: a spread no 0.1%
         # target can be reached with in 0.3 s.
-        proc = launch(2, ["--xfer_sizes=8", "--xfer_test_noise=80", "--xfer_precision=0.1",
-                          "--xfer_max_time=0.3", "--benchmark_color=false"])
+        proc = launch(
+            2,
+            [
+                "--xfer_sizes=8",
+                "--xfer_test_noise=80",
+                "--xfer_precision=0.1",
+                "--xfer_max_time=0.3",
+                "--benchmark_color=false",
+            ],
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        line = [l for l in proc.stdout.splitlines() if l.startswith("mpi_host/mode:pingpong/bytes:8/")][0]
+        line = [
+            text
+            for text in proc.stdout.splitlines()
+            if text.startswith("mpi_host/mode:pingpong/bytes:8/")
+        ][0]
         self.assertIn("time-limited", line)
         self.assertRegex(line, r"\u00b1\d+\.\d+%")
         self.assertIn("1 time-limited", proc.stdout)
 
-        _, doc = launch_json(2, ["--xfer_sizes=8", "--xfer_test_noise=80",
-                                 "--xfer_precision=0.1", "--xfer_max_time=0.3"])
+        _, doc = launch_json(
+            2,
+            [
+                "--xfer_sizes=8",
+                "--xfer_test_noise=80",
+                "--xfer_precision=0.1",
+                "--xfer_max_time=0.3",
+            ],
+        )
         row = rows(doc)[0]
         self.assertEqual(row["time_limited"], 1)
         self.assertGreater(row["ci95_pct"], 0.1)
@@ -59,9 +79,16 @@ class StopRule(unittest.TestCase):
     def test_ranks_run_the_same_batches_when_one_rank_is_slow(self):
         for slow_rank in ("0", "1"):
             with self.subTest(slow_rank=slow_rank), tempfile.TemporaryDirectory() as dump:
-                proc = launch(2, ["--xfer_sizes=8,64K", "--xfer_test_noise=30",
-                                  "--xfer_max_time=0.2", f"--xfer_test_slow_rank={slow_rank}",
-                                  f"--xfer_test_rank_dump={dump}"])
+                proc = launch(
+                    2,
+                    [
+                        "--xfer_sizes=8,64K",
+                        "--xfer_test_noise=30",
+                        "--xfer_max_time=0.2",
+                        f"--xfer_test_slow_rank={slow_rank}",
+                        f"--xfer_test_rank_dump={dump}",
+                    ],
+                )
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 self.assertEqual(dump_lines(dump, 0), dump_lines(dump, 1))
                 self.assertEqual(len(dump_lines(dump, 0)), 4)  # 2 rows, each set up once
@@ -70,18 +97,31 @@ class StopRule(unittest.TestCase):
 class SetupOnce(unittest.TestCase):
     def test_repetitions_reuse_the_rows_setup(self):
         with tempfile.TemporaryDirectory() as dump:
-            proc = launch(2, ["--xfer_sizes=8,1M", "--benchmark_repetitions=3",
-                              "--xfer_max_time=0.05", f"--xfer_test_rank_dump={dump}"])
+            proc = launch(
+                2,
+                [
+                    "--xfer_sizes=8,1M",
+                    "--benchmark_repetitions=3",
+                    "--xfer_max_time=0.05",
+                    f"--xfer_test_rank_dump={dump}",
+                ],
+            )
             self.assertEqual(proc.returncode, 0, proc.stderr)
             for rank in (0, 1):
                 lines = dump_lines(dump, rank)
-                self.assertEqual(len([l for l in lines if not l.startswith("setup ")]), 6)
-                self.assertEqual([l for l in lines if l.startswith("setup ")],
-                                 ["setup mpi_host/mode:pingpong/bytes:8", "setup mpi_host/mode:pingpong/bytes:1048576"])
+                self.assertEqual(len([x for x in lines if not x.startswith("setup ")]), 6)
+                self.assertEqual(
+                    [x for x in lines if x.startswith("setup ")],
+                    [
+                        "setup mpi_host/mode:pingpong/bytes:8",
+                        "setup mpi_host/mode:pingpong/bytes:1048576",
+                    ],
+                )
 
     def test_repetitions_repeat_the_first_calls_message_count(self):
-        proc, doc = launch_json(2, ["--xfer_sizes=64K", "--benchmark_repetitions=3",
-                                    "--xfer_max_time=0.1"])
+        proc, doc = launch_json(
+            2, ["--xfer_sizes=64K", "--benchmark_repetitions=3", "--xfer_max_time=0.1"]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         counts = {row["iterations"] for row in rows(doc)}
         self.assertEqual(len(rows(doc)), 3)
@@ -90,8 +130,15 @@ class SetupOnce(unittest.TestCase):
         self.assertIn("ci95_pct", aggregates["mean"])
 
     def test_a_corrupted_byte_fails_every_repetition_of_a_set_up_row(self):
-        proc, doc = launch_json(2, ["--xfer_sizes=4K", "--benchmark_repetitions=2",
-                                    "--xfer_max_time=0.05", "--xfer_test_corrupt=mpi_host"])
+        proc, doc = launch_json(
+            2,
+            [
+                "--xfer_sizes=4K",
+                "--benchmark_repetitions=2",
+                "--xfer_max_time=0.05",
+                "--xfer_test_corrupt=mpi_host",
+            ],
+        )
         self.assertEqual(proc.returncode, 1, proc.stderr)
         got = rows(doc)
         self.assertEqual(len(got), 2)
@@ -103,10 +150,9 @@ class SetupOnce(unittest.TestCase):
 
 class Summary(unittest.TestCase):
     def test_the_run_closes_with_a_summary_on_the_console_and_in_the_file(self):
-        proc = launch(2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.1",
-                          "--benchmark_color=false"])
+        proc = launch(2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.1", "--benchmark_color=false"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        tail = proc.stdout[proc.stdout.index("summary"):]
+        tail = proc.stdout[proc.stdout.index("summary") :]
         self.assertRegex(tail, r"mpi_host/mode:pingpong\s+\d+\.\d+ 64 KiB\s+\d+\.\d+ us 8 B")
         self.assertRegex(tail, r"rows: 2 run, 0 failed, \d time-limited")
         self.assertRegex(tail, r"wall time \d+\.\d s")
@@ -126,6 +172,7 @@ class Summary(unittest.TestCase):
 
     def test_json_on_stdout_stays_one_document_with_the_summary_on_stderr(self):
         import json
+
         proc = launch(2, ["--xfer_sizes=8", "--xfer_max_time=0.05", "--benchmark_format=json"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         doc = json.loads(proc.stdout)

@@ -29,27 +29,36 @@ class TwoRanksUnderSrun(unittest.TestCase):
         cls.cluster.start()
         plugins = cls.cluster.mpi_plugins()
         if "pmix" not in plugins:
-            raise unavailable("srun has no PMIx plugin (srun --mpi=list: " +
-                              " ".join(plugins.split()) + ")")
+            raise unavailable(
+                "srun has no PMIx plugin (srun --mpi=list: " + " ".join(plugins.split()) + ")"
+            )
 
     def srun(self, args):
         try:
             proc = self.cluster.srun(SRUN + [XFERBENCH] + list(args), timeout=SRUN_TIMEOUT)
         except subprocess.TimeoutExpired as timeout:
-            said = [out.decode(errors="replace") if isinstance(out, bytes) else out or ""
-                    for out in (timeout.stdout, timeout.stderr)]
-            self.fail(f"srun did not end within {SRUN_TIMEOUT} s\n--- stdout\n{said[0]}\n"
-                      f"--- stderr\n{said[1]}\n{self.cluster.logs()}")
-        proc.diagnosis = (f"srun exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n"
-                          f"--- stderr\n{proc.stderr}\n{self.cluster.logs()}")
+            said = [
+                out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+                for out in (timeout.stdout, timeout.stderr)
+            ]
+            self.fail(
+                f"srun did not end within {SRUN_TIMEOUT} s\n--- stdout\n{said[0]}\n"
+                f"--- stderr\n{said[1]}\n{self.cluster.logs()}"
+            )
+        proc.diagnosis = (
+            f"srun exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n"
+            f"--- stderr\n{proc.stderr}\n{self.cluster.logs()}"
+        )
         return proc
 
     def assert_only_rank_0_speaks(self, proc):
         # --label prefixes every line of task N with "N: "; srun's own lines have no prefix.
         for stream in (proc.stdout, proc.stderr):
             for line in stream.splitlines():
-                self.assertFalse(line[:1].isdigit() and not line.startswith("0: "),
-                                 "a rank other than 0 printed: " + line)
+                self.assertFalse(
+                    line[:1].isdigit() and not line.startswith("0: "),
+                    "a rank other than 0 printed: " + line,
+                )
 
     def test_one_table_one_file_and_the_context_of_both_ranks(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -68,8 +77,10 @@ class TwoRanksUnderSrun(unittest.TestCase):
         self.assertIn("0: rank pairs: 0:1 (intra-node)", proc.stderr)
 
         got = rows(doc)
-        self.assertEqual([r["name"] for r in got],
-                         [f"mpi_host/mode:pingpong/bytes:{s}/manual_time" for s in (8, 4096)])
+        self.assertEqual(
+            [r["name"] for r in got],
+            [f"mpi_host/mode:pingpong/bytes:{s}/manual_time" for s in (8, 4096)],
+        )
         self.assertFalse(any(failed(r) for r in got), got)
         ctx = doc["context"]["xferbench"]
         self.assertEqual(ctx["world_size"], 2)
@@ -78,8 +89,10 @@ class TwoRanksUnderSrun(unittest.TestCase):
         hosts = [r["host"] for r in ctx["ranks"]]
         self.assertTrue(hosts[0], ctx["ranks"])
         self.assertEqual(hosts[0], hosts[1], "both ranks run on the one node")
-        self.assertEqual([(p["ranks"], p["hosts"], p["inter_node"]) for p in ctx["pairs"]],
-                         [([0, 1], hosts, False)])
+        self.assertEqual(
+            [(p["ranks"], p["hosts"], p["inter_node"]) for p in ctx["pairs"]],
+            [([0, 1], hosts, False)],
+        )
         self.assertIn("Open MPI", ctx["mpi"]["library"])
         self.assertEqual(ctx["sizes"], [8, 4096])
 
@@ -93,8 +106,9 @@ class TwoRanksUnderSrun(unittest.TestCase):
     def test_a_failed_row_fails_the_job(self):
         proc = self.srun(["--xfer_sizes=8", "--xfer_test_corrupt=mpi_host"])
         self.assertEqual(proc.returncode, 1, proc.diagnosis)
-        self.assertIn("rank 1: validate: validation: 1 of 8 bytes differ", proc.stdout,
-                      proc.diagnosis)
+        self.assertIn(
+            "rank 1: validate: validation: 1 of 8 bytes differ", proc.stdout, proc.diagnosis
+        )
         self.assertIn("row(s) failed", proc.stderr, proc.diagnosis)
         self.assert_only_rank_0_speaks(proc)
 

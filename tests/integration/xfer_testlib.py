@@ -24,8 +24,15 @@ def launch(ranks, args, timeout=240, env=None):
     full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     full_env.update(env or {})
-    return subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
-                          env=full_env, check=False)
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        env=full_env,
+        check=False,
+    )
 
 
 def launch_json(ranks, args, timeout=240):
@@ -54,7 +61,8 @@ def no_gpu(reason):
     """What a GPU test raises when the GPU paths cannot run here.
 
     A skip on a machine without GPUs; a failure where XFER_EXPECT_GPU=1 says there must be
-    GPUs (tools/gpu-session sets it), so a build that silently lost CUDA cannot pass as green.
+    GPUs (tools/session/gpu-session sets it), so a build that silently lost CUDA cannot pass as
+    green.
     """
     if os.environ.get("XFER_EXPECT_GPU") == "1":
         return AssertionError("XFER_EXPECT_GPU=1 but the GPU paths cannot run: " + reason)

@@ -14,30 +14,29 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from toollib import load_tool
+from toollib import iteration_row  # (and tools/ on sys.path)
+from xfertools import names, rows, stats
+from xfertools.report import STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / 'tools' / 'compare.py'
-FIXTURES = ROOT / 'tests' / 'fixtures' / 'compare'
-XFERBENCH_FIXTURE = FIXTURES / 'xferbench_h200_node1.json'
-REAL_A = FIXTURES / 'real_mpi_host_a.json'
-REAL_B = FIXTURES / 'real_mpi_host_b.json'
+TOOL = ROOT / "tools" / "compare.py"
+FIXTURES = ROOT / "tests" / "fixtures" / "compare"
+XFERBENCH_FIXTURE = FIXTURES / "xferbench_h200_node1.json"
+REAL_A = FIXTURES / "real_mpi_host_a.json"
+REAL_B = FIXTURES / "real_mpi_host_b.json"
 # Single runs (no repetitions) whose rows state ci95_pct; see the fixtures.
-CI_BASE = FIXTURES / 'ci_single_base.json'
-CI_NEW = FIXTURES / 'ci_single_new.json'
-CI_HOSTILE = FIXTURES / 'ci_hostile_new.json'
+CI_BASE = FIXTURES / "ci_single_base.json"
+CI_NEW = FIXTURES / "ci_single_new.json"
+CI_HOSTILE = FIXTURES / "ci_hostile_new.json"
 # The same machine before exchange modes (mpi_host/bytes:N ...,
 # mpi_staged/host:pinned/mode:sequential/bytes:N) and after
 # (mpi_host/mode:pingpong/bytes:N, mode:stream, mode:bidir, pairs:2;
 # mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:N).
-MODES_LEGACY = FIXTURES / 'modes_legacy.json'
-MODES_MODERN = FIXTURES / 'modes_modern.json'
+MODES_LEGACY = FIXTURES / "modes_legacy.json"
+MODES_MODERN = FIXTURES / "modes_modern.json"
 
 # Deterministic spread of +-1% around a median: repetition noise.
 NOISE = (0.990, 1.004, 1.000, 0.996, 1.010)
-
-
-compare = load_tool('compare', TOOL)
 
 
 def iteration_rows(name, time_us, factors=NOISE, size=None, **counters):
@@ -45,35 +44,37 @@ def iteration_rows(name, time_us, factors=NOISE, size=None, **counters):
     rows = []
     for index, factor in enumerate(factors):
         time = time_us * factor
-        row = {'name': name, 'run_name': name, 'run_type': 'iteration',
-               'repetitions': len(factors), 'repetition_index': index,
-               'threads': 1, 'iterations': 1000, 'real_time': time,
-               'cpu_time': time, 'time_unit': 'us'}
+        row = iteration_row(name, time, repetitions=len(factors), repetition_index=index)
         if size is not None:
-            row['GB/s'] = size / (time * 1e-6) / 1e9
-            row['latency_us'] = time
+            row["GB/s"] = size / (time * 1e-6) / 1e9
+            row["latency_us"] = time
         row.update(counters)
         rows.append(row)
     return rows
 
 
 def aggregate_row(name, kind, time_us):
-    return {'name': f'{name}_{kind}', 'run_name': name,
-            'run_type': 'aggregate', 'repetitions': 5, 'threads': 1,
-            'aggregate_name': kind, 'aggregate_unit': 'time',
-            'iterations': 5, 'real_time': time_us, 'cpu_time': time_us,
-            'time_unit': 'us'}
+    return {
+        "name": f"{name}_{kind}",
+        "run_name": name,
+        "run_type": "aggregate",
+        "repetitions": 5,
+        "threads": 1,
+        "aggregate_name": kind,
+        "aggregate_unit": "time",
+        "iterations": 5,
+        "real_time": time_us,
+        "cpu_time": time_us,
+        "time_unit": "us",
+    }
 
 
-def failed_row(name, style='error_occurred'):
-    row = {'name': name, 'run_name': name, 'run_type': 'iteration',
-           'repetitions': 1, 'repetition_index': 0, 'threads': 1,
-           'iterations': 0, 'real_time': 0.0, 'cpu_time': 0.0,
-           'time_unit': 'us'}
-    if style == 'error_occurred':  # Google Benchmark 1.7.x
-        row.update(error_occurred=True, error_message='validation mismatch')
-    else:                          # Google Benchmark 1.8.x SkipWithMessage
-        row.update(skipped=True, skip_message='no peer access')
+def failed_row(name, style="error_occurred"):
+    row = iteration_row(name, 0.0, iterations=0)
+    if style == "error_occurred":  # Google Benchmark 1.7.x
+        row.update(error_occurred=True, error_message="validation mismatch")
+    else:  # Google Benchmark 1.8.x SkipWithMessage
+        row.update(skipped=True, skip_message="no peer access")
     return row
 
 
@@ -81,25 +82,23 @@ def sweep(path, times_by_size, factors=NOISE):
     """Rows PATH/bytes:N/manual_time for {size: one-way time in us}."""
     rows = []
     for size, time_us in times_by_size.items():
-        rows += iteration_rows(f'{path}/bytes:{size}/manual_time', time_us,
-                               factors, size)
+        rows += iteration_rows(f"{path}/bytes:{size}/manual_time", time_us, factors, size)
     return rows
 
 
 def xferbench_context():
     with open(XFERBENCH_FIXTURE) as stream:
-        return json.load(stream)['context']
+        return json.load(stream)["context"]
 
 
 def document(rows, context=None):
-    return {'context': context if context is not None else
-            xferbench_context(), 'benchmarks': rows}
+    return {"context": context if context is not None else xferbench_context(), "benchmarks": rows}
 
 
 MPI_SWEEP = {8: 0.35, 4096: 0.78, 65536: 7.2, 1048576: 110.0}
 # Rows named mpi_host/bytes:N (before exchange modes) are reported by their
 # current name, mpi_host/mode:pingpong/bytes:N.
-PP = 'mpi_host/mode:pingpong'
+PP = "mpi_host/mode:pingpong"
 
 
 class CompareToolCase(unittest.TestCase):
@@ -117,262 +116,260 @@ class CompareToolCase(unittest.TestCase):
         return str(path)
 
     def run_tool(self, *args):
-        return subprocess.run([sys.executable, str(TOOL), *map(str, args)],
-                              cwd=self.dir, capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, str(TOOL), *map(str, args)],
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+        )
 
     def report(self, *args):
         """Exit status and the --format json report."""
-        result = self.run_tool(*args, '--format', 'json')
+        result = self.run_tool(*args, "--format", "json")
         self.assertIn(result.returncode, (0, 1), result.stderr)
         return result.returncode, json.loads(result.stdout)
 
     def statuses(self, report):
-        return {row['name']: row['status'] for row in report['rows']}
+        return {row["name"]: row["status"] for row in report["rows"]}
 
     def pair(self, base_rows, new_rows, base_context=None, new_context=None):
-        return (self.write('base.json', document(base_rows, base_context)),
-                self.write('new.json', document(new_rows, new_context)))
+        return (
+            self.write("base.json", document(base_rows, base_context)),
+            self.write("new.json", document(new_rows, new_context)),
+        )
 
 
 class VerdictTest(CompareToolCase):
-
     def test_identical_runs_exit_0_and_every_row_is_same(self):
         result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn('No regression beyond 5%', result.stdout)
+        self.assertIn("No regression beyond 5%", result.stdout)
         code, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
-        self.assertEqual(set(self.statuses(report).values()), {'same'})
-        self.assertEqual(len(report['rows']), 8)
+        self.assertEqual(set(self.statuses(report).values()), {"same"})
+        self.assertEqual(len(report["rows"]), 8)
 
     def test_planted_regression_exits_1_and_names_the_row(self):
         slow = {**MPI_SWEEP, 1048576: 132.0}
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('mpi_host', slow))
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", slow))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn(f'1 regression beyond 5%: {PP}/bytes:1048576',
-                      result.stdout)
+        self.assertIn(f"1 regression beyond 5%: {PP}/bytes:1048576", result.stdout)
         _, report = self.report(base, new)
-        row = report['rows'][3]
-        self.assertEqual((row['name'], row['status']),
-                         (f'{PP}/bytes:1048576', 'slower'))
-        self.assertAlmostEqual(row['change'], 0.20, places=6)
-        self.assertAlmostEqual(row['p_value'], 2 / 252)  # exact, 5 vs 5
-        self.assertEqual(report['regressions'], [f'{PP}/bytes:1048576'])
+        row = report["rows"][3]
+        self.assertEqual((row["name"], row["status"]), (f"{PP}/bytes:1048576", "slower"))
+        self.assertAlmostEqual(row["change"], 0.20, places=6)
+        self.assertAlmostEqual(row["p_value"], 2 / 252)  # exact, 5 vs 5
+        self.assertEqual(report["regressions"], [f"{PP}/bytes:1048576"])
 
     def test_significant_change_inside_threshold_is_same(self):
         shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('mpi_host', shifted))
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", shifted))
         code, report = self.report(base, new)
         self.assertEqual(code, 0)
-        for row in report['rows']:
-            self.assertEqual(row['significance'], 'significant')
-            self.assertEqual(row['status'], 'same')
+        for row in report["rows"]:
+            self.assertEqual(row["significance"], "significant")
+            self.assertEqual(row["status"], "same")
 
     def test_noise_inside_threshold_is_same(self):
         reordered = (1.010, 0.990, 0.996, 1.000, 1.004)
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('mpi_host', MPI_SWEEP, reordered))
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", MPI_SWEEP, reordered))
         code, report = self.report(base, new)
         self.assertEqual(code, 0)
-        self.assertEqual(set(self.statuses(report).values()), {'same'})
+        self.assertEqual(set(self.statuses(report).values()), {"same"})
 
     def test_large_but_noisy_change_is_not_significant(self):
-        name = 'mpi_host/bytes:8/manual_time'
+        name = "mpi_host/bytes:8/manual_time"
         base_rows = iteration_rows(name, 1.0, (1.00, 1.02, 0.98, 1.01, 0.99))
-        new_rows = iteration_rows(name, 1.0,
-                                  (0.965, 1.12, 1.08, 0.995, 1.10))
+        new_rows = iteration_rows(name, 1.0, (0.965, 1.12, 1.08, 0.995, 1.10))
         code, report = self.report(*self.pair(base_rows, new_rows))
-        row = report['rows'][0]
+        row = report["rows"][0]
         self.assertEqual(code, 0)
-        self.assertAlmostEqual(row['change'], 0.08)
-        self.assertAlmostEqual(row['p_value'], 2 * 53 / 252)
-        self.assertEqual(row['status'], 'not significant')
+        self.assertAlmostEqual(row["change"], 0.08)
+        self.assertAlmostEqual(row["p_value"], 2 * 53 / 252)
+        self.assertEqual(row["status"], "not significant")
 
     def test_faster_row_passes_the_gate(self):
         fast = {**MPI_SWEEP, 8: 0.28}
-        code, report = self.report(*self.pair(sweep('mpi_host', MPI_SWEEP),
-                                              sweep('mpi_host', fast)))
+        code, report = self.report(
+            *self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", fast))
+        )
         self.assertEqual(code, 0)
-        self.assertEqual(self.statuses(report)[f'{PP}/bytes:8'], 'faster')
+        self.assertEqual(self.statuses(report)[f"{PP}/bytes:8"], "faster")
 
     def test_threshold_flag_moves_the_gate(self):
         shifted = {size: t * 1.03 for size, t in MPI_SWEEP.items()}
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('mpi_host', shifted))
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", shifted))
         self.assertEqual(self.run_tool(base, new).returncode, 0)
-        result = self.run_tool(base, new, '--threshold', '2')
+        result = self.run_tool(base, new, "--threshold", "2")
         self.assertEqual(result.returncode, 1)
-        self.assertIn('4 regressions beyond 2%', result.stdout)
+        self.assertIn("4 regressions beyond 2%", result.stdout)
 
 
 class RowStatusTest(CompareToolCase):
-
     def test_rows_on_one_side_only_are_new_or_missing(self):
-        base_rows = sweep('mpi_host', {8: 0.35, 4096: 0.78})
-        new_rows = sweep('mpi_host', {4096: 0.78, 65536: 7.2})
+        base_rows = sweep("mpi_host", {8: 0.35, 4096: 0.78})
+        new_rows = sweep("mpi_host", {4096: 0.78, 65536: 7.2})
         code, report = self.report(*self.pair(base_rows, new_rows))
         self.assertEqual(code, 0)
-        self.assertEqual(self.statuses(report), {
-            f'{PP}/bytes:8': 'missing', f'{PP}/bytes:4096': 'same',
-            f'{PP}/bytes:65536': 'new'})
+        self.assertEqual(
+            self.statuses(report),
+            {f"{PP}/bytes:8": "missing", f"{PP}/bytes:4096": "same", f"{PP}/bytes:65536": "new"},
+        )
 
     def test_row_failing_in_new_is_a_regression_without_percentage(self):
-        name = 'mpi_staged/bytes:8/manual_time'
-        base, new = self.pair(iteration_rows(name, 2.0),
-                              [failed_row(name)])
+        name = "mpi_staged/bytes:8/manual_time"
+        base, new = self.pair(iteration_rows(name, 2.0), [failed_row(name)])
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn('failed (new)', result.stdout)
-        self.assertIn('mpi_staged/bytes:8: new: validation mismatch',
-                      result.stdout)
+        self.assertIn("failed (new)", result.stdout)
+        self.assertIn("mpi_staged/bytes:8: new: validation mismatch", result.stdout)
         _, report = self.report(base, new)
-        row = report['rows'][0]
-        self.assertEqual((row['status'], row['failed_in']), ('failed', 'new'))
-        self.assertIsNone(row['change'])
-        self.assertIsNone(row['p_value'])
+        row = report["rows"][0]
+        self.assertEqual((row["status"], row["failed_in"]), ("failed", "new"))
+        self.assertIsNone(row["change"])
+        self.assertIsNone(row["p_value"])
 
     def test_one_failed_repetition_fails_the_row(self):
-        name = 'mpi_staged/bytes:8/manual_time'
+        name = "mpi_staged/bytes:8/manual_time"
         new_rows = iteration_rows(name, 2.0, NOISE[:4]) + [failed_row(name)]
-        code, report = self.report(*self.pair(iteration_rows(name, 2.0),
-                                              new_rows))
+        code, report = self.report(*self.pair(iteration_rows(name, 2.0), new_rows))
         self.assertEqual(code, 1)
-        self.assertEqual(report['rows'][0]['status'], 'failed')
+        self.assertEqual(report["rows"][0]["status"], "failed")
 
     def test_row_failing_on_both_sides_is_failed_but_not_a_regression(self):
-        name = 'mpi_staged/bytes:8/manual_time'
-        other = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
-        code, report = self.report(*self.pair(
-            other + [failed_row(name)], other + [failed_row(name, 'skip')]))
+        name = "mpi_staged/bytes:8/manual_time"
+        other = iteration_rows("mpi_host/bytes:8/manual_time", 0.35)
+        code, report = self.report(
+            *self.pair(other + [failed_row(name)], other + [failed_row(name, "skip")])
+        )
         self.assertEqual(code, 0)
-        row = report['rows'][1]
-        self.assertEqual((row['status'], row['failed_in']), ('failed', 'both'))
-        self.assertIsNone(row['change'])
+        row = report["rows"][1]
+        self.assertEqual((row["status"], row["failed_in"]), ("failed", "both"))
+        self.assertIsNone(row["change"])
 
     def test_row_failing_in_base_only_is_fixed(self):
-        name = 'mpi_staged/bytes:8/manual_time'
-        code, report = self.report(*self.pair([failed_row(name)],
-                                              iteration_rows(name, 2.0)))
+        name = "mpi_staged/bytes:8/manual_time"
+        code, report = self.report(*self.pair([failed_row(name)], iteration_rows(name, 2.0)))
         self.assertEqual(code, 0)
-        self.assertEqual(report['rows'][0]['status'], 'fixed')
-        self.assertIsNone(report['rows'][0]['change'])
+        self.assertEqual(report["rows"][0]["status"], "fixed")
+        self.assertIsNone(report["rows"][0]["change"])
 
     def test_json_statuses_come_from_the_documented_set(self):
         code, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
-        self.assertEqual(report['schema'], 'xferbench-compare/1')
-        for row in report['rows']:
-            self.assertIn(row['status'], compare.STATUSES)
+        self.assertEqual(report["schema"], "xferbench-compare/1")
+        for row in report["rows"]:
+            self.assertIn(row["status"], STATUSES)
 
 
 class GoogleBenchmarkFormatTest(CompareToolCase):
-
     def fixed_copy(self, fixture):
         """The fixture with its failed row turned into a successful one."""
         doc = json.loads((FIXTURES / fixture).read_text())
-        row = doc['benchmarks'][2]
-        for key in ('error_occurred', 'error_message', 'skipped',
-                    'skip_message'):
+        row = doc["benchmarks"][2]
+        for key in ("error_occurred", "error_message", "skipped", "skip_message"):
             row.pop(key, None)
         row.update(iterations=1000, real_time=900.0, cpu_time=900.0)
-        return self.write('fixed.json', doc)
+        return self.write("fixed.json", doc)
 
     def test_gb171_error_occurred_row_is_failed(self):
-        fixture = FIXTURES / 'gb_1.7.1_error_occurred.json'
+        fixture = FIXTURES / "gb_1.7.1_error_occurred.json"
         code, report = self.report(self.fixed_copy(fixture.name), fixture)
         self.assertEqual(code, 1)
-        row = report['rows'][2]
-        self.assertEqual((row['name'], row['status'], row['failed_in']),
-                         ('BM_memcpy/65536', 'failed', 'new'))
-        self.assertEqual(row['new']['errors'],
-                         ['validation mismatch at byte 17'])
+        row = report["rows"][2]
+        self.assertEqual(
+            (row["name"], row["status"], row["failed_in"]), ("BM_memcpy/65536", "failed", "new")
+        )
+        self.assertEqual(row["new"]["errors"], ["validation mismatch at byte 17"])
 
     def test_gb18_skipped_row_is_failed_and_then_fixed(self):
-        fixture = FIXTURES / 'gb_1.8.3_skipped.json'
+        fixture = FIXTURES / "gb_1.8.3_skipped.json"
         code, report = self.report(fixture, self.fixed_copy(fixture.name))
         self.assertEqual(code, 0)
-        self.assertEqual(report['rows'][2]['status'], 'fixed')
-        self.assertEqual(report['rows'][2]['base']['errors'],
-                         ['buffer allocation failed'])
+        self.assertEqual(report["rows"][2]["status"], "fixed")
+        self.assertEqual(report["rows"][2]["base"]["errors"], ["buffer allocation failed"])
 
     def test_gb171_and_gb18_files_compare_with_each_other(self):
-        result = self.run_tool(FIXTURES / 'gb_1.7.1_error_occurred.json',
-                               FIXTURES / 'gb_1.8.3_skipped.json')
+        result = self.run_tool(
+            FIXTURES / "gb_1.7.1_error_occurred.json", FIXTURES / "gb_1.8.3_skipped.json"
+        )
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, r'BM_memcpy/8 .* -2\.4% .* same')
-        self.assertIn('failed (both)', result.stdout)
+        self.assertRegex(result.stdout, r"BM_memcpy/8 .* -2\.4% .* same")
+        self.assertIn("failed (both)", result.stdout)
 
     def test_nan_and_infinity_tokens_are_tolerated(self):
-        fixture = FIXTURES / 'nonfinite_tokens.json'
-        self.assertIn('-inf', fixture.read_text())
+        fixture = FIXTURES / "nonfinite_tokens.json"
+        self.assertIn("-inf", fixture.read_text())
         code, report = self.report(fixture, fixture)
         self.assertEqual(code, 0)
-        self.assertEqual(self.statuses(report), {
-            'BM_copy/8': 'same', 'BM_copy/64': 'same',
-            'BM_copy/512': 'same', 'BM_copy/4096': 'failed'})
-        self.assertEqual(report['rows'][3]['base']['errors'],
-                         ['no valid real_time (nan)'])
+        self.assertEqual(
+            self.statuses(report),
+            {
+                "BM_copy/8": "same",
+                "BM_copy/64": "same",
+                "BM_copy/512": "same",
+                "BM_copy/4096": "failed",
+            },
+        )
+        self.assertEqual(report["rows"][3]["base"]["errors"], ["no valid real_time (nan)"])
 
     def test_json_output_is_strict_json(self):
-        fixture = FIXTURES / 'nonfinite_tokens.json'
-        result = self.run_tool(fixture, fixture, '--format', 'json')
+        fixture = FIXTURES / "nonfinite_tokens.json"
+        result = self.run_tool(fixture, fixture, "--format", "json")
 
         def reject(token):
-            raise ValueError(f'non-standard JSON token {token}')
+            raise ValueError(f"non-standard JSON token {token}")
+
         json.loads(result.stdout, parse_constant=reject)
 
     def test_time_unit_is_honoured(self):
-        name = 'BM_copy/64'
+        name = "BM_copy/64"
         base_rows = iteration_rows(name, 100.0)
         new_rows = iteration_rows(name, 100.0)
         for row in new_rows:
-            row.update(real_time=row['real_time'] * 1000, time_unit='ns')
+            row.update(real_time=row["real_time"] * 1000, time_unit="ns")
         code, report = self.report(*self.pair(base_rows, new_rows, {}, {}))
         self.assertEqual(code, 0)
-        self.assertAlmostEqual(report['rows'][0]['change'], 0.0)
-        self.assertAlmostEqual(report['rows'][0]['new']['time_us'], 100.0)
+        self.assertAlmostEqual(report["rows"][0]["change"], 0.0)
+        self.assertAlmostEqual(report["rows"][0]["new"]["time_us"], 100.0)
 
     def test_run_control_suffixes_do_not_break_matching(self):
-        base_rows = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
-        new_rows = iteration_rows(
-            'mpi_host/bytes:8/iterations:1000/repeats:5/manual_time', 0.35)
+        base_rows = iteration_rows("mpi_host/bytes:8/manual_time", 0.35)
+        new_rows = iteration_rows("mpi_host/bytes:8/iterations:1000/repeats:5/manual_time", 0.35)
         code, report = self.report(*self.pair(base_rows, new_rows))
-        self.assertEqual(self.statuses(report), {f'{PP}/bytes:8': 'same'})
+        self.assertEqual(self.statuses(report), {f"{PP}/bytes:8": "same"})
 
     def test_aggregate_rows_are_ignored_when_repetitions_exist(self):
-        name = 'mpi_host/bytes:8/manual_time'
-        absurd = [aggregate_row(name, 'mean', 9.0),
-                  aggregate_row(name, 'median', 9.0)]
-        code, report = self.report(*self.pair(
-            iteration_rows(name, 0.35), iteration_rows(name, 0.35) + absurd))
+        name = "mpi_host/bytes:8/manual_time"
+        absurd = [aggregate_row(name, "mean", 9.0), aggregate_row(name, "median", 9.0)]
+        code, report = self.report(
+            *self.pair(iteration_rows(name, 0.35), iteration_rows(name, 0.35) + absurd)
+        )
         self.assertEqual(code, 0)
-        self.assertEqual(report['rows'][0]['new']['n'], 5)
-        self.assertEqual(report['rows'][0]['status'], 'same')
+        self.assertEqual(report["rows"][0]["new"]["n"], 5)
+        self.assertEqual(report["rows"][0]["status"], "same")
 
     def test_aggregates_only_file_uses_its_median(self):
-        name = 'mpi_host/bytes:8/manual_time'
-        new_rows = [aggregate_row(name, 'mean', 0.35),
-                    aggregate_row(name, 'median', 0.42),
-                    aggregate_row(name, 'stddev', 0.2)]
+        name = "mpi_host/bytes:8/manual_time"
+        new_rows = [
+            aggregate_row(name, "mean", 0.35),
+            aggregate_row(name, "median", 0.42),
+            aggregate_row(name, "stddev", 0.2),
+        ]
         base, new = self.pair(iteration_rows(name, 0.35), new_rows)
         code, report = self.report(base, new)
         self.assertEqual(code, 1)
-        self.assertAlmostEqual(report['rows'][0]['new']['time_us'], 0.42)
-        self.assertEqual(report['rows'][0]['significance'], 'no repetitions')
-        self.assertIn('holds only aggregate rows',
-                      self.run_tool(base, new).stdout)
+        self.assertAlmostEqual(report["rows"][0]["new"]["time_us"], 0.42)
+        self.assertEqual(report["rows"][0]["significance"], "no repetitions")
+        self.assertIn("holds only aggregate rows", self.run_tool(base, new).stdout)
 
     def test_aggregates_only_fixture_compares_with_its_full_run(self):
-        code, report = self.report(XFERBENCH_FIXTURE,
-                                   FIXTURES / 'xferbench_aggregates_only.json')
+        code, report = self.report(XFERBENCH_FIXTURE, FIXTURES / "xferbench_aggregates_only.json")
         self.assertEqual(code, 0)
-        self.assertEqual(set(self.statuses(report).values()), {'same'})
+        self.assertEqual(set(self.statuses(report).values()), {"same"})
 
 
 class RepetitionsTest(CompareToolCase):
-
-    NAME = 'mpi_host/bytes:8/manual_time'
+    NAME = "mpi_host/bytes:8/manual_time"
 
     def test_three_versus_three_says_too_few_and_judges_by_threshold(self):
         base_rows = iteration_rows(self.NAME, 1.0, NOISE[:3])
@@ -380,677 +377,808 @@ class RepetitionsTest(CompareToolCase):
         base, new = self.pair(base_rows, new_rows)
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn('Too few repetitions for significance at alpha 0.05',
-                      result.stdout)
-        self.assertIn('smallest possible p is 0.100', result.stdout)
-        self.assertIn('Use at least 4 repetitions per side', result.stdout)
+        self.assertIn("Too few repetitions for significance at alpha 0.05", result.stdout)
+        self.assertIn("smallest possible p is 0.100", result.stdout)
+        self.assertIn("Use at least 4 repetitions per side", result.stdout)
 
     def test_single_runs_say_significance_is_unknown(self):
-        base, new = self.pair(iteration_rows(self.NAME, 1.0, (1.0,)),
-                              iteration_rows(self.NAME, 1.2, (1.0,)))
+        base, new = self.pair(
+            iteration_rows(self.NAME, 1.0, (1.0,)), iteration_rows(self.NAME, 1.2, (1.0,))
+        )
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn('Significance unknown for 1 row', result.stdout)
+        self.assertIn("Significance unknown for 1 row", result.stdout)
 
     def test_files_on_one_side_pool_their_repetitions(self):
         paths = {}
-        for side, time in (('base', 1.0), ('new', 1.2)):
-            for part, factors in (('1', NOISE[:2]), ('2', NOISE[2:4])):
+        for side, time in (("base", 1.0), ("new", 1.2)):
+            for part, factors in (("1", NOISE[:2]), ("2", NOISE[2:4])):
                 paths[side + part] = self.write(
-                    f'{side}{part}.json',
-                    document(iteration_rows(self.NAME, time, factors)))
-        code, report = self.report('--base', paths['base1'], paths['base2'],
-                                   '--new', paths['new1'], paths['new2'])
-        row = report['rows'][0]
-        self.assertEqual((row['base']['n'], row['new']['n']), (4, 4))
-        self.assertEqual(row['significance'], 'significant')
-        self.assertAlmostEqual(row['p_value'], 2 / 70)
-        self.assertEqual((code, row['status']), (1, 'slower'))
-        _, alone = self.report(paths['base1'], paths['new1'])
-        self.assertEqual(alone['rows'][0]['significance'],
-                         'too few repetitions')
+                    f"{side}{part}.json", document(iteration_rows(self.NAME, time, factors))
+                )
+        code, report = self.report(
+            "--base", paths["base1"], paths["base2"], "--new", paths["new1"], paths["new2"]
+        )
+        row = report["rows"][0]
+        self.assertEqual((row["base"]["n"], row["new"]["n"]), (4, 4))
+        self.assertEqual(row["significance"], "significant")
+        self.assertAlmostEqual(row["p_value"], 2 / 70)
+        self.assertEqual((code, row["status"]), (1, "slower"))
+        _, alone = self.report(paths["base1"], paths["new1"])
+        self.assertEqual(alone["rows"][0]["significance"], "too few repetitions")
 
 
 class StatedUncertaintyTest(CompareToolCase):
     """Single runs judged by the ci95_pct each row states (issue 9)."""
 
-    NAME = 'mpi_host/bytes:8/manual_time'
+    NAME = "mpi_host/bytes:8/manual_time"
 
     def single(self, time_us, ci95_pct=None, time_limited=None):
         counters = {}
         if ci95_pct is not None:
-            counters['ci95_pct'] = ci95_pct
+            counters["ci95_pct"] = ci95_pct
         if time_limited is not None:
-            counters['time_limited'] = time_limited
+            counters["time_limited"] = time_limited
         return iteration_rows(self.NAME, time_us, (1.0,), 8, **counters)
 
     def rows_by_name(self, report):
-        return {row['name']: row for row in report['rows']}
+        return {row["name"]: row for row in report["rows"]}
 
     def test_change_within_stated_uncertainty_is_same_despite_threshold(self):
         # mpi_host/bytes:8 is +3.0% with ci95_pct 2.5 on both sides.
-        result = self.run_tool(CI_BASE, CI_NEW, '--threshold', '1')
+        result = self.run_tool(CI_BASE, CI_NEW, "--threshold", "1")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn('No regression beyond 1%', result.stdout)
-        self.assertRegex(result.stdout, r'change +±unc +p +status')
-        self.assertRegex(result.stdout,
-                         rf'{PP}/bytes:8 .* \+3\.0% +3\.54% +- +same')
-        self.assertIn('4 rows without repetitions judged by the uncertainty '
-                      'the runs stated', result.stdout)
-        code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1')
-        row = self.rows_by_name(report)[f'{PP}/bytes:8']
-        self.assertEqual((code, row['status'], row['judged_by']),
-                         (0, 'same', 'uncertainty'))
-        self.assertAlmostEqual(row['change'], 0.03)
-        self.assertAlmostEqual(row['uncertainty_percent'],
-                               math.sqrt(2.5 ** 2 + 2.5 ** 2))
-        self.assertAlmostEqual(row['uncertainty_percent'], 3.54, places=2)
-        self.assertEqual((row['base_ci95_pct'], row['new_ci95_pct']),
-                         (2.5, 2.5))
-        self.assertEqual(report['schema'], 'xferbench-compare/1')
+        self.assertIn("No regression beyond 1%", result.stdout)
+        self.assertRegex(result.stdout, r"change +±unc +p +status")
+        self.assertRegex(result.stdout, rf"{PP}/bytes:8 .* \+3\.0% +3\.54% +- +same")
+        self.assertIn(
+            "4 rows without repetitions judged by the uncertainty the runs stated", result.stdout
+        )
+        code, report = self.report(CI_BASE, CI_NEW, "--threshold", "1")
+        row = self.rows_by_name(report)[f"{PP}/bytes:8"]
+        self.assertEqual((code, row["status"], row["judged_by"]), (0, "same", "uncertainty"))
+        self.assertAlmostEqual(row["change"], 0.03)
+        self.assertAlmostEqual(row["uncertainty_percent"], math.sqrt(2.5**2 + 2.5**2))
+        self.assertAlmostEqual(row["uncertainty_percent"], 3.54, places=2)
+        self.assertEqual((row["base_ci95_pct"], row["new_ci95_pct"]), (2.5, 2.5))
+        self.assertEqual(report["schema"], "xferbench-compare/1")
 
-    def test_same_change_without_stated_uncertainty_is_judged_by_threshold(
-            self):
+    def test_same_change_without_stated_uncertainty_is_judged_by_threshold(self):
         doc = json.loads(CI_NEW.read_text())
-        for row in doc['benchmarks']:
-            del row['ci95_pct']
-        stripped = self.write('stripped.json', doc)
-        result = self.run_tool(CI_BASE, stripped, '--threshold', '1')
+        for row in doc["benchmarks"]:
+            del row["ci95_pct"]
+        stripped = self.write("stripped.json", doc)
+        result = self.run_tool(CI_BASE, stripped, "--threshold", "1")
         self.assertEqual(result.returncode, 1)
-        self.assertIn(f'2 regressions beyond 1%: {PP}/bytes:8, '
-                      f'{PP}/bytes:65536', result.stdout)
-        self.assertNotIn('±unc', result.stdout)
-        self.assertIn('Significance unknown for 4 rows', result.stdout)
-        _, report = self.report(CI_BASE, stripped, '--threshold', '1')
-        row = self.rows_by_name(report)[f'{PP}/bytes:8']
-        self.assertEqual((row['status'], row['judged_by']),
-                         ('slower', 'threshold'))
-        self.assertIsNone(row['uncertainty_percent'])
-        self.assertEqual((row['base_ci95_pct'], row['new_ci95_pct']),
-                         (2.5, None))
+        self.assertIn(f"2 regressions beyond 1%: {PP}/bytes:8, {PP}/bytes:65536", result.stdout)
+        self.assertNotIn("±unc", result.stdout)
+        self.assertIn("Significance unknown for 4 rows", result.stdout)
+        _, report = self.report(CI_BASE, stripped, "--threshold", "1")
+        row = self.rows_by_name(report)[f"{PP}/bytes:8"]
+        self.assertEqual((row["status"], row["judged_by"]), ("slower", "threshold"))
+        self.assertIsNone(row["uncertainty_percent"])
+        self.assertEqual((row["base_ci95_pct"], row["new_ci95_pct"]), (2.5, None))
 
     def test_change_beyond_uncertainty_and_threshold_is_slower(self):
-        base, new = self.pair(self.single(1.0, 1.0, 0),
-                              self.single(1.12, 1.0, 0))
+        base, new = self.pair(self.single(1.0, 1.0, 0), self.single(1.12, 1.0, 0))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertIn(f'1 regression beyond 5%: {PP}/bytes:8',
-                      result.stdout)
-        self.assertRegex(result.stdout, r'\+12\.0% +1\.41% +- +slower')
+        self.assertIn(f"1 regression beyond 5%: {PP}/bytes:8", result.stdout)
+        self.assertRegex(result.stdout, r"\+12\.0% +1\.41% +- +slower")
         code, report = self.report(base, new)
-        row = report['rows'][0]
-        self.assertEqual((code, row['status'], row['judged_by']),
-                         (1, 'slower', 'uncertainty'))
-        self.assertAlmostEqual(row['uncertainty_percent'], math.sqrt(2))
-        self.assertEqual(report['regressions'], [f'{PP}/bytes:8'])
+        row = report["rows"][0]
+        self.assertEqual((code, row["status"], row["judged_by"]), (1, "slower", "uncertainty"))
+        self.assertAlmostEqual(row["uncertainty_percent"], math.sqrt(2))
+        self.assertEqual(report["regressions"], [f"{PP}/bytes:8"])
 
     def test_improvement_beyond_uncertainty_is_faster(self):
-        code, report = self.report(*self.pair(self.single(1.0, 1.0),
-                                              self.single(0.88, 1.0)))
-        self.assertEqual((code, report['rows'][0]['status']), (0, 'faster'))
+        code, report = self.report(*self.pair(self.single(1.0, 1.0), self.single(0.88, 1.0)))
+        self.assertEqual((code, report["rows"][0]["status"]), (0, "faster"))
 
     def test_change_beyond_uncertainty_but_within_threshold_is_same(self):
         base, new = self.pair(self.single(1.0, 0.5), self.single(1.03, 0.5))
         code, report = self.report(base, new)
-        self.assertEqual((code, report['rows'][0]['status']), (0, 'same'))
-        code, report = self.report(base, new, '--threshold', '2')
-        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
+        self.assertEqual((code, report["rows"][0]["status"]), (0, "same"))
+        code, report = self.report(base, new, "--threshold", "2")
+        self.assertEqual((code, report["rows"][0]["status"]), (1, "slower"))
 
     def test_zero_uncertainty_leaves_the_threshold_to_decide(self):
-        code, report = self.report(*self.pair(self.single(1.0, 0.0),
-                                              self.single(1.06, 0)))
-        row = report['rows'][0]
-        self.assertEqual((code, row['status'], row['judged_by']),
-                         (1, 'slower', 'uncertainty'))
-        self.assertEqual(row['uncertainty_percent'], 0.0)
+        code, report = self.report(*self.pair(self.single(1.0, 0.0), self.single(1.06, 0)))
+        row = report["rows"][0]
+        self.assertEqual((code, row["status"], row["judged_by"]), (1, "slower", "uncertainty"))
+        self.assertEqual(row["uncertainty_percent"], 0.0)
 
     def test_one_side_without_uncertainty_is_judged_by_threshold(self):
         base, new = self.pair(self.single(1.0, 2.5), self.single(1.06))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertNotIn('±unc', result.stdout)
+        self.assertNotIn("±unc", result.stdout)
         _, report = self.report(base, new)
-        row = report['rows'][0]
-        self.assertEqual((row['judged_by'], row['base_ci95_pct'],
-                          row['new_ci95_pct'], row['uncertainty_percent']),
-                         ('threshold', 2.5, None, None))
+        row = report["rows"][0]
+        self.assertEqual(
+            (
+                row["judged_by"],
+                row["base_ci95_pct"],
+                row["new_ci95_pct"],
+                row["uncertainty_percent"],
+            ),
+            ("threshold", 2.5, None, None),
+        )
 
-    def test_repetitions_are_judged_by_the_u_test_not_stated_uncertainty(
-            self):
+    def test_repetitions_are_judged_by_the_u_test_not_stated_uncertainty(self):
         base, new = self.pair(
             iteration_rows(self.NAME, 1.0, ci95_pct=15.0, time_limited=1),
-            iteration_rows(self.NAME, 1.2, ci95_pct=15.0, time_limited=1))
+            iteration_rows(self.NAME, 1.2, ci95_pct=15.0, time_limited=1),
+        )
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertNotIn('±unc', result.stdout)
+        self.assertNotIn("±unc", result.stdout)
         _, report = self.report(base, new)
-        row = report['rows'][0]
-        self.assertEqual((row['status'], row['judged_by'],
-                          row['significance']),
-                         ('slower', 'u-test', 'significant'))
-        self.assertIsNone(row['uncertainty_percent'])
-        self.assertIsNone(row['base_ci95_pct'])
-        self.assertTrue(row['new_time_limited'])
+        row = report["rows"][0]
+        self.assertEqual(
+            (row["status"], row["judged_by"], row["significance"]),
+            ("slower", "u-test", "significant"),
+        )
+        self.assertIsNone(row["uncertainty_percent"])
+        self.assertIsNone(row["base_ci95_pct"])
+        self.assertTrue(row["new_time_limited"])
 
     def test_time_limited_row_is_judged_by_its_uncertainty_and_marked(self):
         # mpi_host/bytes:65536: +2.5%, ci95_pct 3.1 and 2.9, time-limited.
-        result = self.run_tool(CI_BASE, CI_NEW, '--threshold', '1')
-        self.assertRegex(result.stdout,
-                         rf'{PP}/bytes:65536 .* \+2\.5% +4\.24%\* +- +same')
-        self.assertIn('1 row marked * under ±unc was time-limited',
-                      result.stdout)
-        markdown = self.run_tool(CI_BASE, CI_NEW, '--format', 'markdown')
-        self.assertIn('| +2.5% | 4.24%\\* | - | same |', markdown.stdout)
+        result = self.run_tool(CI_BASE, CI_NEW, "--threshold", "1")
+        self.assertRegex(result.stdout, rf"{PP}/bytes:65536 .* \+2\.5% +4\.24%\* +- +same")
+        self.assertIn("1 row marked * under ±unc was time-limited", result.stdout)
+        markdown = self.run_tool(CI_BASE, CI_NEW, "--format", "markdown")
+        self.assertIn("| +2.5% | 4.24%\\* | - | same |", markdown.stdout)
         _, report = self.report(CI_BASE, CI_NEW)
-        row = self.rows_by_name(report)[f'{PP}/bytes:65536']
-        self.assertEqual((row['base_time_limited'], row['new_time_limited']),
-                         (True, True))
-        self.assertFalse(self.rows_by_name(report)[f'{PP}/bytes:8']
-                         ['new_time_limited'])
+        row = self.rows_by_name(report)[f"{PP}/bytes:65536"]
+        self.assertEqual((row["base_time_limited"], row["new_time_limited"]), (True, True))
+        self.assertFalse(self.rows_by_name(report)[f"{PP}/bytes:8"]["new_time_limited"])
 
     def test_time_limited_row_beyond_its_uncertainty_is_slower(self):
-        base, new = self.pair(self.single(1.0, 3.0, 1),
-                              self.single(1.10, 3.0, 0))
+        base, new = self.pair(self.single(1.0, 3.0, 1), self.single(1.10, 3.0, 0))
         result = self.run_tool(base, new)
         self.assertEqual(result.returncode, 1)
-        self.assertRegex(result.stdout, r'\+10\.0% +4\.24%\* +- +slower')
+        self.assertRegex(result.stdout, r"\+10\.0% +4\.24%\* +- +slower")
 
     def test_unusable_ci95_values_mean_no_uncertainty(self):
         # ci95_pct "2.5" (a string), -1, nan and null; time_limited "yes".
-        result = self.run_tool(CI_BASE, CI_HOSTILE, '--threshold', '1')
+        result = self.run_tool(CI_BASE, CI_HOSTILE, "--threshold", "1")
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertEqual(result.stderr, '')
-        self.assertNotIn('±unc', result.stdout)
-        code, report = self.report(CI_BASE, CI_HOSTILE, '--threshold', '1')
-        for row in report['rows']:
-            self.assertEqual(row['judged_by'], 'threshold', row['name'])
-            self.assertIsNone(row['uncertainty_percent'])
-            self.assertIsNone(row['new_ci95_pct'])
-        self.assertEqual(self.statuses(report), {
-            f'{PP}/bytes:8': 'slower', f'{PP}/bytes:4096': 'same',
-            f'{PP}/bytes:65536': 'slower',
-            f'{PP}/bytes:262144': 'same'})
-        self.assertIsNone(self.rows_by_name(report)[f'{PP}/bytes:65536']
-                          ['new_time_limited'])
+        self.assertEqual(result.stderr, "")
+        self.assertNotIn("±unc", result.stdout)
+        code, report = self.report(CI_BASE, CI_HOSTILE, "--threshold", "1")
+        for row in report["rows"]:
+            self.assertEqual(row["judged_by"], "threshold", row["name"])
+            self.assertIsNone(row["uncertainty_percent"])
+            self.assertIsNone(row["new_ci95_pct"])
+        self.assertEqual(
+            self.statuses(report),
+            {
+                f"{PP}/bytes:8": "slower",
+                f"{PP}/bytes:4096": "same",
+                f"{PP}/bytes:65536": "slower",
+                f"{PP}/bytes:262144": "same",
+            },
+        )
+        self.assertIsNone(self.rows_by_name(report)[f"{PP}/bytes:65536"]["new_time_limited"])
 
     def test_hostile_ci95_values_never_crash(self):
-        hostile = ['1.5', -0.5, True, None, [], {'v': 1}, 'nan']
+        hostile = ["1.5", -0.5, True, None, [], {"v": 1}, "nan"]
         for value in hostile:
             with self.subTest(ci95_pct=value):
-                base, new = self.pair(self.single(1.0, 2.0, 'yes'),
-                                      self.single(1.06, value, -3))
-                result = self.run_tool(base, new, '--format', 'json')
+                base, new = self.pair(self.single(1.0, 2.0, "yes"), self.single(1.06, value, -3))
+                result = self.run_tool(base, new, "--format", "json")
                 self.assertEqual(result.returncode, 1, result.stderr)
-                row = json.loads(result.stdout)['rows'][0]
-                self.assertEqual((row['judged_by'], row['new_ci95_pct'],
-                                  row['new_time_limited']),
-                                 ('threshold', None, None))
-        base = self.write('base.json', document(self.single(1.0, 2.0)))
-        for token in ('NaN', 'Infinity', '-Infinity', 'nan', 'inf'):
+                row = json.loads(result.stdout)["rows"][0]
+                self.assertEqual(
+                    (row["judged_by"], row["new_ci95_pct"], row["new_time_limited"]),
+                    ("threshold", None, None),
+                )
+        base = self.write("base.json", document(self.single(1.0, 2.0)))
+        for token in ("NaN", "Infinity", "-Infinity", "nan", "inf"):
             with self.subTest(token=token):
                 text = json.dumps(document(self.single(1.06, 12345.0)))
-                new = self.write('new.json', text.replace('12345.0', token))
-                result = self.run_tool(base, new, '--format', 'json')
+                new = self.write("new.json", text.replace("12345.0", token))
+                result = self.run_tool(base, new, "--format", "json")
                 self.assertEqual(result.returncode, 1, result.stderr)
-                row = json.loads(result.stdout)['rows'][0]
-                self.assertEqual(row['judged_by'], 'threshold')
+                row = json.loads(result.stdout)["rows"][0]
+                self.assertEqual(row["judged_by"], "threshold")
 
     def test_overflowing_combined_uncertainty_is_not_used(self):
-        base, new = self.pair(self.single(1.0, 1.5e308),
-                              self.single(1.06, 1.5e308))
-        result = self.run_tool(base, new, '--format', 'json')
+        base, new = self.pair(self.single(1.0, 1.5e308), self.single(1.06, 1.5e308))
+        result = self.run_tool(base, new, "--format", "json")
         self.assertEqual(result.returncode, 1, result.stderr)
-        row = json.loads(result.stdout)['rows'][0]
-        self.assertEqual((row['judged_by'], row['uncertainty_percent']),
-                         ('threshold', None))
+        row = json.loads(result.stdout)["rows"][0]
+        self.assertEqual((row["judged_by"], row["uncertainty_percent"]), ("threshold", None))
 
     def test_aggregate_rows_stated_uncertainty_is_not_used(self):
-        median = aggregate_row(self.NAME, 'median', 1.06)
+        median = aggregate_row(self.NAME, "median", 1.06)
         median.update(ci95_pct=20.0, time_limited=0.0)
-        code, report = self.report(*self.pair(self.single(1.0, 20.0),
-                                              [median]))
-        row = report['rows'][0]
-        self.assertEqual((code, row['status'], row['judged_by']),
-                         (1, 'slower', 'threshold'))
+        code, report = self.report(*self.pair(self.single(1.0, 20.0), [median]))
+        row = report["rows"][0]
+        self.assertEqual((code, row["status"], row["judged_by"]), (1, "slower", "threshold"))
 
     def test_bandwidth_metric_uses_the_same_uncertainty(self):
-        code, report = self.report(CI_BASE, CI_NEW, '--threshold', '1',
-                                   '--metric', 'bandwidth')
-        row = self.rows_by_name(report)[f'{PP}/bytes:8']
-        self.assertEqual((code, row['status'], row['judged_on']),
-                         (0, 'same', 'GB/s'))
-        self.assertAlmostEqual(row['uncertainty_percent'], 3.54, places=2)
+        code, report = self.report(CI_BASE, CI_NEW, "--threshold", "1", "--metric", "bandwidth")
+        row = self.rows_by_name(report)[f"{PP}/bytes:8"]
+        self.assertEqual((code, row["status"], row["judged_on"]), (0, "same", "GB/s"))
+        self.assertAlmostEqual(row["uncertainty_percent"], 3.54, places=2)
 
     def test_ascii_only_stdout_does_not_crash(self):
         result = subprocess.run(
             [sys.executable, str(TOOL), str(CI_BASE), str(CI_NEW)],
-            cwd=self.dir, capture_output=True, text=True,
-            env={**os.environ, 'PYTHONIOENCODING': 'ascii'})
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        )
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn('\\xb1unc', result.stdout)
+        self.assertIn("\\xb1unc", result.stdout)
 
     def test_files_without_uncertainty_render_as_before(self):
         result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
-        self.assertNotIn('±unc', result.stdout)
-        self.assertNotIn('stated', result.stdout)
-        self.assertIn('Mann-Whitney U at alpha 0.05.\n', result.stdout)
+        self.assertNotIn("±unc", result.stdout)
+        self.assertNotIn("stated", result.stdout)
+        self.assertIn("Mann-Whitney U at alpha 0.05.\n", result.stdout)
         _, report = self.report(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
-        self.assertEqual({row['judged_by'] for row in report['rows']},
-                         {'u-test'})
+        self.assertEqual({row["judged_by"] for row in report["rows"]}, {"u-test"})
 
 
 class MetricTest(CompareToolCase):
-
-    NAME = 'mpi_host/bytes:1048576/manual_time'
+    NAME = "mpi_host/bytes:1048576/manual_time"
 
     def test_bandwidth_drop_is_slower_only_when_bandwidth_judges(self):
         base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
         new_rows = copy.deepcopy(base_rows)
         for row in new_rows:
-            row['GB/s'] *= 0.8
+            row["GB/s"] *= 0.8
         base, new = self.pair(base_rows, new_rows)
-        code, report = self.report(base, new, '--metric', 'bandwidth')
-        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
-        self.assertAlmostEqual(report['rows'][0]['change'], -0.2)
+        code, report = self.report(base, new, "--metric", "bandwidth")
+        self.assertEqual((code, report["rows"][0]["status"]), (1, "slower"))
+        self.assertAlmostEqual(report["rows"][0]["change"], -0.2)
         self.assertEqual(self.report(base, new)[0], 0)
 
     def test_bandwidth_rise_is_faster(self):
         base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
         new_rows = iteration_rows(self.NAME, 80.0, size=1048576)
-        code, report = self.report(*self.pair(base_rows, new_rows),
-                                   '--metric', 'bandwidth')
-        self.assertEqual((code, report['rows'][0]['status']), (0, 'faster'))
-        self.assertAlmostEqual(report['rows'][0]['change'], 0.25)
+        code, report = self.report(*self.pair(base_rows, new_rows), "--metric", "bandwidth")
+        self.assertEqual((code, report["rows"][0]["status"]), (0, "faster"))
+        self.assertAlmostEqual(report["rows"][0]["change"], 0.25)
 
     def test_bandwidth_falls_back_to_bytes_per_second(self):
-        rows = iteration_rows('BM_copy/1048576', 100.0,
-                              bytes_per_second=1.048576e10)
-        code, report = self.report(*self.pair(rows, rows, {}, {}),
-                                   '--metric', 'bandwidth')
-        self.assertAlmostEqual(report['rows'][0]['base']['gbps'], 10.48576)
-        self.assertEqual(report['rows'][0]['judged_on'], 'GB/s')
+        rows = iteration_rows("BM_copy/1048576", 100.0, bytes_per_second=1.048576e10)
+        code, report = self.report(*self.pair(rows, rows, {}, {}), "--metric", "bandwidth")
+        self.assertAlmostEqual(report["rows"][0]["base"]["gbps"], 10.48576)
+        self.assertEqual(report["rows"][0]["judged_on"], "GB/s")
 
     def test_rows_without_bandwidth_are_judged_on_inverse_time(self):
-        base, new = self.pair(iteration_rows('BM_copy/64', 100.0),
-                              iteration_rows('BM_copy/64', 125.0), {}, {})
-        result = self.run_tool(base, new, '--metric', 'bandwidth')
+        base, new = self.pair(
+            iteration_rows("BM_copy/64", 100.0), iteration_rows("BM_copy/64", 125.0), {}, {}
+        )
+        result = self.run_tool(base, new, "--metric", "bandwidth")
         self.assertEqual(result.returncode, 1)
-        self.assertIn('1 row with no GB/s or bytes_per_second judged on '
-                      '1/real_time', result.stdout)
-        code, report = self.report(base, new, '--metric', 'bandwidth')
-        self.assertAlmostEqual(report['rows'][0]['change'], -0.2)
+        self.assertIn("1 row with no GB/s or bytes_per_second judged on 1/real_time", result.stdout)
+        code, report = self.report(base, new, "--metric", "bandwidth")
+        self.assertAlmostEqual(report["rows"][0]["change"], -0.2)
 
     def test_latency_counter_judges_with_metric_latency(self):
         base_rows = iteration_rows(self.NAME, 100.0, size=1048576)
         new_rows = copy.deepcopy(base_rows)
         for row in new_rows:
-            row['latency_us'] *= 1.2
+            row["latency_us"] *= 1.2
         base, new = self.pair(base_rows, new_rows)
-        code, report = self.report(base, new, '--metric', 'latency')
-        self.assertEqual((code, report['rows'][0]['status']), (1, 'slower'))
-        self.assertEqual(report['rows'][0]['judged_on'], 'latency_us')
-        self.assertEqual(self.report(base, new, '--metric', 'time')[0], 0)
+        code, report = self.report(base, new, "--metric", "latency")
+        self.assertEqual((code, report["rows"][0]["status"]), (1, "slower"))
+        self.assertEqual(report["rows"][0]["judged_on"], "latency_us")
+        self.assertEqual(self.report(base, new, "--metric", "time")[0], 0)
 
     def test_geomean_summary_splits_small_and_large_messages(self):
         slow_large = {8: 0.35, 4096: 0.78, 65536: 14.4, 1048576: 220.0}
-        code, report = self.report(*self.pair(sweep('mpi_host', MPI_SWEEP),
-                                              sweep('mpi_host', slow_large)))
-        summary = {s['size_class']: s for s in report['summary']}
-        self.assertEqual(summary['small']['rows'], 2)
-        self.assertAlmostEqual(summary['small']['ratio'], 1.0)
-        self.assertEqual(summary['large']['rows'], 2)
-        self.assertAlmostEqual(summary['large']['ratio'], 2.0)
+        code, report = self.report(
+            *self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", slow_large))
+        )
+        summary = {s["size_class"]: s for s in report["summary"]}
+        self.assertEqual(summary["small"]["rows"], 2)
+        self.assertAlmostEqual(summary["small"]["ratio"], 1.0)
+        self.assertEqual(summary["large"]["rows"], 2)
+        self.assertAlmostEqual(summary["large"]["ratio"], 2.0)
 
     def test_filter_limits_the_rows(self):
         slow = {**MPI_SWEEP, 1048576: 132.0}
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('mpi_host', slow))
-        code, report = self.report(base, new, '--filter', 'bytes:(8|4096)$')
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("mpi_host", slow))
+        code, report = self.report(base, new, "--filter", "bytes:(8|4096)$")
         self.assertEqual(code, 0)
-        self.assertEqual(list(self.statuses(report)),
-                         [f'{PP}/bytes:8', f'{PP}/bytes:4096'])
+        self.assertEqual(list(self.statuses(report)), [f"{PP}/bytes:8", f"{PP}/bytes:4096"])
 
 
 class MachineTest(CompareToolCase):
-
     def variant(self, name, change):
         doc = json.loads(XFERBENCH_FIXTURE.read_text())
-        change(doc['context'])
+        change(doc["context"])
         return self.write(name, doc)
 
     def test_different_gpus_are_refused_naming_the_fields(self):
         def h100(context):
-            for device in context['xferbench']['cuda']['devices']:
-                device['name'] = 'NVIDIA H100 80GB HBM3'
-            context['xferbench']['cuda']['driver_version'] = '12.4'
-        result = self.run_tool(XFERBENCH_FIXTURE, self.variant('b.json', h100))
+            for device in context["xferbench"]["cuda"]["devices"]:
+                device["name"] = "NVIDIA H100 80GB HBM3"
+            context["xferbench"]["cuda"]["driver_version"] = "12.4"
+
+        result = self.run_tool(XFERBENCH_FIXTURE, self.variant("b.json", h100))
         self.assertEqual(result.returncode, 2)
-        self.assertEqual(result.stdout, '')
-        self.assertIn('different machines', result.stderr)
-        self.assertIn("gpus: 'NVIDIA H200 x2' vs 'NVIDIA H100 80GB HBM3 x2'",
-                      result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertIn("different machines", result.stderr)
+        self.assertIn("gpus: 'NVIDIA H200 x2' vs 'NVIDIA H100 80GB HBM3 x2'", result.stderr)
         self.assertIn("cuda_driver: '13.0' vs '12.4'", result.stderr)
-        self.assertIn('--cross-machine', result.stderr)
+        self.assertIn("--cross-machine", result.stderr)
 
     def test_cross_machine_compares_and_labels_the_report(self):
         def bigger_world(context):
-            context['xferbench']['world_size'] = 4
-        other = self.variant('b.json', bigger_world)
+            context["xferbench"]["world_size"] = 4
+
+        other = self.variant("b.json", bigger_world)
         self.assertEqual(self.run_tool(XFERBENCH_FIXTURE, other).returncode, 2)
-        result = self.run_tool(XFERBENCH_FIXTURE, other, '--cross-machine')
+        result = self.run_tool(XFERBENCH_FIXTURE, other, "--cross-machine")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertTrue(result.stdout.startswith('MACHINE COMPARISON'))
-        code, report = self.report(XFERBENCH_FIXTURE, other, '--cross-machine')
-        self.assertEqual(report['machines'], 'different')
-        self.assertIn({'field': 'world_size', 'base': 2, 'new': 4,
-                       'identity': True}, report['context_diff'])
+        self.assertTrue(result.stdout.startswith("MACHINE COMPARISON"))
+        code, report = self.report(XFERBENCH_FIXTURE, other, "--cross-machine")
+        self.assertEqual(report["machines"], "different")
+        self.assertIn(
+            {"field": "world_size", "base": 2, "new": 4, "identity": True}, report["context_diff"]
+        )
 
     def test_same_make_up_on_other_hosts_compares_normally(self):
         def ci_runner(context):
-            context['host_name'] = 'ci-runner-42'
-            for rank in context['xferbench']['ranks']:
-                rank['host'] = 'ci-runner-42'
-        result = self.run_tool(XFERBENCH_FIXTURE,
-                               self.variant('b.json', ci_runner))
+            context["host_name"] = "ci-runner-42"
+            for rank in context["xferbench"]["ranks"]:
+                rank["host"] = "ci-runner-42"
+
+        result = self.run_tool(XFERBENCH_FIXTURE, self.variant("b.json", ci_runner))
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn('MACHINE COMPARISON', result.stdout)
-        self.assertRegex(result.stdout, r'host_name +node1 +ci-runner-42')
-        code, report = self.report(XFERBENCH_FIXTURE,
-                                   self.variant('b.json', ci_runner))
-        self.assertEqual(report['machines'], 'same')
+        self.assertNotIn("MACHINE COMPARISON", result.stdout)
+        self.assertRegex(result.stdout, r"host_name +node1 +ci-runner-42")
+        code, report = self.report(XFERBENCH_FIXTURE, self.variant("b.json", ci_runner))
+        self.assertEqual(report["machines"], "same")
 
     def test_plain_google_benchmark_files_compare_with_a_note(self):
-        plain = self.write('plain.json', document(
-            sweep('mpi_host', MPI_SWEEP), {'num_cpus': 8}))
+        plain = self.write("plain.json", document(sweep("mpi_host", MPI_SWEEP), {"num_cpus": 8}))
         result = self.run_tool(XFERBENCH_FIXTURE, plain)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn('Machine identity unknown', result.stdout)
-        self.assertIn(f'new file {plain}', result.stdout)
+        self.assertIn("Machine identity unknown", result.stdout)
+        self.assertIn(f"new file {plain}", result.stdout)
+
+
+def h100_context(host="node2"):
+    """The fixture's context on another machine: two H100s, another driver, another host."""
+    context = xferbench_context()
+    context["host_name"] = host
+    for rank in context["xferbench"]["ranks"]:
+        rank["host"] = host
+    for device in context["xferbench"]["cuda"]["devices"]:
+        device["name"] = "NVIDIA H100 80GB HBM3"
+    context["xferbench"]["cuda"]["driver_version"] = "12.4"
+    return context
+
+
+# Pageable host staging on one machine: one-way us per size (8 B .. 256 MiB in steps of 16x).
+STAGING = "host_staging/host:pageable/mode:sequential/pair:0to1"
+STAGING_TIMES = {
+    8: 11.0,
+    128: 11.2,
+    2048: 12.1,
+    32768: 18.0,
+    524288: 95.0,
+    8388608: 1400.0,
+    134217728: 22000.0,
+    268435456: 44000.0,
+}
+
+
+class FamilyRatioTest(CompareToolCase):
+    """--cross-machine states, per family, the geomean ratio over shared sizes with a 95%
+    interval, so 'this H100 is 12% slower on pageable staging' reads in one line."""
+
+    def single_runs(self, path, times, factor_by_size, ci95_pct):
+        """(base rows, new rows): one sample per size, new = base * factor, ci95_pct stated."""
+        base, new = [], []
+        for size, time_us in times.items():
+            name = f"{path}/bytes:{size}/manual_time"
+            base += iteration_rows(name, time_us, (1.0,), size, ci95_pct=ci95_pct)
+            new += iteration_rows(
+                name, time_us * factor_by_size(size), (1.0,), size, ci95_pct=ci95_pct
+            )
+        return base, new
+
+    def machines_report(self, base_rows, new_rows, *flags):
+        base, new = self.pair(base_rows, new_rows, xferbench_context(), h100_context())
+        return self.report(base, new, "--cross-machine", *flags)
+
+    def family(self, report, name):
+        return next(f for f in report["families"] if f["family"] == name)
+
+    def test_a_uniform_slowdown_reads_as_one_line_per_family(self):
+        # The H100 takes 12% longer at every size of pageable staging; mpi_host is unchanged.
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        host_base, host_new = self.single_runs(PP, MPI_SWEEP, lambda size: 1.0, 0.5)
+        paths = self.pair(base + host_base, new + host_new, xferbench_context(), h100_context())
+        result = self.run_tool(*paths, "--cross-machine")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        lines = result.stdout.splitlines()
+        title = next(line for line in lines if line.startswith("Per family"))
+        self.assertIn(
+            "new (node2, 2x NVIDIA H100 80GB HBM3) against base (node1, 2x NVIDIA H200)", title
+        )
+        staging = next(line for line in lines if line.startswith(STAGING + " "))
+        self.assertRegex(staging, r" 8 +1\.12 +\+12\.0% +0\.7% +stated +1\.12\.\.1\.12 +slower$")
+        host = next(line for line in lines if line.startswith(PP + " "))
+        self.assertRegex(host, r" 4 +1 +\+0\.0% +0\.7% +stated .* same$")
+
+    def test_bandwidth_metric_gives_the_ratio_of_bandwidths(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.25, 0.5)
+        _, report = self.machines_report(base, new, "--metric", "bandwidth")
+        family = self.family(report, STAGING)
+        self.assertAlmostEqual(family["ratio"], 0.8)
+        self.assertAlmostEqual(family["change"], -0.2)
+        self.assertEqual(family["status"], "slower")
+
+    def test_stated_uncertainty_is_the_mean_of_the_rows_not_divided_by_sizes(self):
+        # Every row states 3%: the combined 4.24% holds for the family too (its rows shift
+        # together), and with the ratio the same at every size the spread adds nothing.
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.03, 3.0)
+        _, report = self.machines_report(base, new, "--threshold", "1")
+        family = self.family(report, STAGING)
+        self.assertEqual(family["uncertainty_from"], "stated")
+        self.assertAlmostEqual(family["uncertainty_percent"], math.hypot(3, 3), places=6)
+        self.assertAlmostEqual(family["spread_percent"], 0.0)
+        self.assertEqual(family["status"], "same")  # +3% inside +-4.24%
+
+    def test_spread_over_sizes_widens_the_interval(self):
+        # The ratio depends on size (1.0 small, 1.4 large): the Student t interval of the mean
+        # log ratio over the 8 sizes, wider than the 0.7% the rows state.
+        factors = dict(zip(STAGING_TIMES, (1.0, 1.0, 1.05, 1.1, 1.2, 1.3, 1.4, 1.4)))
+        base, new = self.single_runs(STAGING, STAGING_TIMES, factors.get, 0.5)
+        _, report = self.machines_report(base, new)
+        family = self.family(report, STAGING)
+        logs = [math.log(f) for f in factors.values()]
+        mean = sum(logs) / 8
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 7)
+        half = 2.364624 * sd / math.sqrt(8)  # t(0.975, 7 degrees of freedom)
+        self.assertEqual(family["uncertainty_from"], "spread")
+        self.assertAlmostEqual(family["ratio"], math.exp(mean))
+        self.assertAlmostEqual(family["low"], math.exp(mean - half), places=5)
+        self.assertAlmostEqual(family["high"], math.exp(mean + half), places=5)
+        self.assertAlmostEqual(family["uncertainty_percent"], math.expm1(half) * 100, places=4)
+        self.assertEqual((family["min_ratio"], family["max_ratio"]), (1.0, 1.4))
+        self.assertEqual(family["status"], "slower")
+
+    def test_only_sizes_both_runs_have_count(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        new = [row for row in new if "/bytes:8/" not in row["name"]]  # new lacks 8 B
+        new[0].update(error_occurred=True, error_message="validation failed")  # and 128 B
+        _, report = self.machines_report(base, new)
+        self.assertEqual(self.family(report, STAGING)["sizes"], 6)
+
+    def test_one_size_without_stated_uncertainty_is_judged_by_the_threshold(self):
+        times = {65536: 20.0}
+        base, new = self.single_runs(STAGING, times, lambda size: 1.5, None)
+        _, report = self.machines_report(base, new)
+        family = self.family(report, STAGING)
+        self.assertIsNone(family["uncertainty_percent"])
+        self.assertIsNone(family["uncertainty_from"])
+        self.assertEqual(family["status"], "slower")
+
+    def test_markdown_has_the_family_table(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        paths = self.pair(base, new, xferbench_context(), h100_context())
+        result = self.run_tool(*paths, "--cross-machine", "--format", "markdown")
+        self.assertIn(
+            f"| {STAGING} | 8 | 1.12 | +12.0% | 0.7% | stated | 1.12..1.12 | slower |",
+            result.stdout.splitlines(),
+        )
+
+    def test_without_cross_machine_there_are_no_families(self):
+        base, new = self.single_runs(STAGING, STAGING_TIMES, lambda size: 1.12, 0.5)
+        paths = self.pair(base, new)
+        result = self.run_tool(*paths)
+        self.assertNotIn("Per family", result.stdout)
+        _, report = self.report(*paths)
+        self.assertNotIn("families", report)
 
 
 class BadInputTest(CompareToolCase):
-
     def assert_bad_input(self, result, *words):
         self.assertEqual(result.returncode, 2)
-        self.assertEqual(result.stdout, '')
+        self.assertEqual(result.stdout, "")
         for word in words:
             self.assertIn(word, result.stderr)
 
     def test_missing_file_is_named(self):
-        result = self.run_tool(XFERBENCH_FIXTURE, 'no/such/run.json')
-        self.assert_bad_input(result, 'new file no/such/run.json',
-                              'no such file')
+        result = self.run_tool(XFERBENCH_FIXTURE, "no/such/run.json")
+        self.assert_bad_input(result, "new file no/such/run.json", "no such file")
 
     def test_file_that_is_not_json_is_named(self):
-        fixture = FIXTURES / 'not_json.json'
-        self.assert_bad_input(self.run_tool(fixture, XFERBENCH_FIXTURE),
-                              f'base file {fixture}', 'not JSON')
+        fixture = FIXTURES / "not_json.json"
+        self.assert_bad_input(
+            self.run_tool(fixture, XFERBENCH_FIXTURE), f"base file {fixture}", "not JSON"
+        )
 
     def test_json_without_benchmarks_is_named(self):
-        fixture = FIXTURES / 'no_benchmarks.json'
-        self.assert_bad_input(self.run_tool(XFERBENCH_FIXTURE, fixture),
-                              f'new file {fixture}', 'not a benchmark result')
+        fixture = FIXTURES / "no_benchmarks.json"
+        self.assert_bad_input(
+            self.run_tool(XFERBENCH_FIXTURE, fixture),
+            f"new file {fixture}",
+            "not a benchmark result",
+        )
 
     def test_empty_benchmark_list_is_bad_input(self):
-        empty = self.write('empty.json', document([]))
-        self.assert_bad_input(self.run_tool(empty, XFERBENCH_FIXTURE),
-                              'empty.json', 'holds no rows')
+        empty = self.write("empty.json", document([]))
+        self.assert_bad_input(
+            self.run_tool(empty, XFERBENCH_FIXTURE), "empty.json", "holds no rows"
+        )
 
     def test_nothing_in_common_is_bad_input(self):
-        base, new = self.pair(sweep('mpi_host', MPI_SWEEP),
-                              sweep('nccl_sendrecv', MPI_SWEEP))
-        self.assert_bad_input(self.run_tool(base, new), 'no benchmark rows '
-                              'in common')
+        base, new = self.pair(sweep("mpi_host", MPI_SWEEP), sweep("nccl_sendrecv", MPI_SWEEP))
+        self.assert_bad_input(self.run_tool(base, new), "no benchmark rows in common")
 
     def test_bad_flag_values_exit_2(self):
-        for flags in (['--threshold', 'abc'], ['--alpha', '1.5'],
-                      ['--filter', '('], ['--metric', 'speed'],
-                      ['--threshold', '-1']):
+        for flags in (
+            ["--threshold", "abc"],
+            ["--alpha", "1.5"],
+            ["--filter", "("],
+            ["--metric", "speed"],
+            ["--threshold", "-1"],
+        ):
             with self.subTest(flags=flags):
-                result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE,
-                                       *flags)
+                result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE, *flags)
                 self.assert_bad_input(result, flags[0])
 
     def test_wrong_number_of_files_exits_2(self):
-        self.assert_bad_input(self.run_tool(XFERBENCH_FIXTURE), 'BASE NEW')
-        self.assert_bad_input(self.run_tool('--base', XFERBENCH_FIXTURE),
-                              '--new')
+        self.assert_bad_input(self.run_tool(XFERBENCH_FIXTURE), "BASE NEW")
+        self.assert_bad_input(self.run_tool("--base", XFERBENCH_FIXTURE), "--new")
 
 
 class OutputFormatTest(CompareToolCase):
-
     def test_markdown_is_a_table_for_pull_requests(self):
-        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE,
-                               '--format', 'markdown')
+        result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE, "--format", "markdown")
         lines = result.stdout.splitlines()
-        self.assertEqual(lines[0], '### xferbench compare')
-        self.assertIn('| benchmark | n | base time | new time | base GB/s | '
-                      'new GB/s | change | p | status |', lines)
-        self.assertIn(f'| {PP}/bytes:8 | 5v5 | 351.9 ns | 351.9 ns | '
-                      '0.02273 | 0.02273 | +0.0% | 1.000 | same |', lines)
+        self.assertEqual(lines[0], "### xferbench compare")
+        self.assertIn(
+            "| benchmark | n | base time | new time | base GB/s | new GB/s | change | p | status |",
+            lines,
+        )
+        self.assertIn(
+            f"| {PP}/bytes:8 | 5v5 | 351.9 ns | 351.9 ns | "
+            "0.02273 | 0.02273 | +0.0% | 1.000 | same |",
+            lines,
+        )
 
     def test_text_table_shows_time_and_bandwidth(self):
         result = self.run_tool(XFERBENCH_FIXTURE, XFERBENCH_FIXTURE)
-        self.assertRegex(result.stdout,
-                         rf'{PP}/bytes:1048576 +5v5 +110.2 us +110.2 us '
-                         r'+9.513 +9.513 +\+0.0% +1.000 +same')
+        self.assertRegex(
+            result.stdout,
+            rf"{PP}/bytes:1048576 +5v5 +110.2 us +110.2 us "
+            r"+9.513 +9.513 +\+0.0% +1.000 +same",
+        )
 
     def test_tool_runs_as_an_executable(self):
-        self.assertTrue(os.access(TOOL, os.X_OK), 'tools/compare.py not +x')
-        result = subprocess.run([str(TOOL), '--help'], cwd=self.dir,
-                                capture_output=True, text=True)
+        self.assertTrue(os.access(TOOL, os.X_OK), "tools/compare.py not +x")
+        result = subprocess.run([str(TOOL), "--help"], cwd=self.dir, capture_output=True, text=True)
         self.assertEqual(result.returncode, 0)
-        self.assertIn('--cross-machine', result.stdout)
+        self.assertIn("--cross-machine", result.stdout)
 
 
 class MannWhitneyTest(unittest.TestCase):
-
     def test_textbook_example_exact(self):
         # SciPy's mannwhitneyu example: U1 = 32 - 15 = 17; 7 of the 126
         # orderings give U <= 3, so p = 2 * 7 / 126.
         males = [19, 22, 16, 29, 24]
         females = [20, 11, 17, 12]
-        test = compare.mann_whitney_u(males, females)
-        self.assertEqual((test.u, test.method), (17, 'exact'))
+        test = stats.mann_whitney_u(males, females)
+        self.assertEqual((test.u, test.method), (17, "exact"))
         self.assertAlmostEqual(test.p, 14 / 126)
 
     def test_textbook_example_normal_approximation(self):
         # mu = 10, sigma^2 = 20 * 10 / 12, z = (17 - 10 - 0.5) / sigma.
-        self.assertAlmostEqual(compare.normal_p_value(17, 5, 4, [1] * 9),
-                               0.11134688653314041, places=12)
+        self.assertAlmostEqual(
+            stats.normal_p_value(17, 5, 4, [1] * 9), 0.11134688653314041, places=12
+        )
 
     def test_ties_use_midranks_and_tie_correction(self):
         # Ranks: 1 | 2 2 2 -> 3 | 3 3 -> 5.5 | 7 | 8; R1 = 12.5, U = 2.5.
         # sigma^2 = 16/12 * (9 - (24 + 6) / 56) = 11.2857; z = 5 / 3.35942.
-        test = compare.mann_whitney_u([1, 2, 2, 3], [2, 3, 4, 5])
-        self.assertEqual((test.u, test.method), (2.5, 'normal'))
+        test = stats.mann_whitney_u([1, 2, 2, 3], [2, 3, 4, 5])
+        self.assertEqual((test.u, test.method), (2.5, "normal"))
         self.assertAlmostEqual(test.p, 0.1366582477, places=9)
 
     def test_separated_samples_reach_the_smallest_p(self):
-        self.assertAlmostEqual(compare.mann_whitney_u([1, 2, 3],
-                                                      [4, 5, 6]).p, 0.1)
-        self.assertAlmostEqual(compare.mann_whitney_u([4, 5, 6, 7],
-                                                      [1, 2, 3, 0]).p, 2 / 70)
-        self.assertEqual(compare.smallest_p_value(3, 3), 0.1)
-        self.assertEqual(compare.repetitions_needed(0.05), 4)
+        self.assertAlmostEqual(stats.mann_whitney_u([1, 2, 3], [4, 5, 6]).p, 0.1)
+        self.assertAlmostEqual(stats.mann_whitney_u([4, 5, 6, 7], [1, 2, 3, 0]).p, 2 / 70)
+        self.assertEqual(stats.smallest_p_value(3, 3), 0.1)
+        self.assertEqual(stats.repetitions_needed(0.05), 4)
 
     def test_identical_samples_give_p_1(self):
-        self.assertEqual(compare.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
-        self.assertEqual(compare.mann_whitney_u([1, 2, 3], [1, 2, 3]).p, 1.0)
+        self.assertEqual(stats.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
+        self.assertEqual(stats.mann_whitney_u([1, 2, 3], [1, 2, 3]).p, 1.0)
 
     def test_exact_distribution_counts_orderings(self):
-        self.assertEqual(compare.u_distribution(2, 2), (1, 1, 2, 1, 1))
-        self.assertEqual(sum(compare.u_distribution(5, 4)), math.comb(9, 4))
-        self.assertEqual(compare.u_distribution(3, 1), (1, 1, 1, 1))
+        self.assertEqual(stats.u_distribution(2, 2), (1, 1, 2, 1, 1))
+        self.assertEqual(sum(stats.u_distribution(5, 4)), math.comb(9, 4))
+        self.assertEqual(stats.u_distribution(3, 1), (1, 1, 1, 1))
 
     def test_midranks(self):
-        ranks, ties = compare.midranks([30, 10, 20, 20])
+        ranks, ties = stats.midranks([30, 10, 20, 20])
         self.assertEqual(ranks, [4, 1, 2.5, 2.5])
         self.assertEqual(sorted(ties), [1, 1, 2])
 
 
 class NamingTest(unittest.TestCase):
-
     def test_normalise_name_drops_run_control_components(self):
         cases = {
-            'mpi_host/bytes:8/manual_time': 'mpi_host/bytes:8',
-            'BM_x/64/iterations:100/repeats:3/real_time': 'BM_x/64',
-            'BM_x/64/min_time:0.050/threads:1': 'BM_x/64',
-            'BM_x/64/threads:8': 'BM_x/64/threads:8',
+            "mpi_host/bytes:8/manual_time": "mpi_host/bytes:8",
+            "BM_x/64/iterations:100/repeats:3/real_time": "BM_x/64",
+            "BM_x/64/min_time:0.050/threads:1": "BM_x/64",
+            "BM_x/64/threads:8": "BM_x/64/threads:8",
         }
         for name, expected in cases.items():
-            self.assertEqual(compare.normalise_name(name), expected)
+            self.assertEqual(names.normalise_name(name), expected)
 
     def test_message_size_comes_from_bytes_component(self):
-        self.assertEqual(compare.message_bytes(
-            'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:268435456'),
-            268435456)
-        self.assertIsNone(compare.message_bytes('BM_memcpy/4096'))
+        self.assertEqual(
+            names.message_bytes("memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:268435456"), 268435456
+        )
+        self.assertIsNone(names.message_bytes("BM_memcpy/4096"))
 
 
 class ExchangeModeNameTest(CompareToolCase):
     """Ping-pong rows named before exchange modes match mode:pingpong."""
 
-    STAGED = 'mpi_staged/host:pinned/staging:sequential/mode:pingpong'
-    OLD_STAGED = 'mpi_staged/host:pinned/mode:sequential'
+    STAGED = "mpi_staged/host:pinned/staging:sequential/mode:pingpong"
+    OLD_STAGED = "mpi_staged/host:pinned/mode:sequential"
 
     def test_legacy_file_compares_with_modern_file_row_by_row(self):
         result = self.run_tool(MODES_LEGACY, MODES_MODERN)
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn('1 regression beyond 5%: '
-                      'nccl_sendrecv/mode:pingpong/bytes:65536', result.stdout)
-        self.assertIn(f'base file {MODES_LEGACY} (8 rows): matched and shown '
-                      'under their current names, with mode:pingpong, e.g. '
-                      'mpi_host/bytes:8 as mpi_host/mode:pingpong/bytes:8 and '
-                      f'{self.OLD_STAGED}/bytes:8 as {self.STAGED}/bytes:8.',
-                      result.stdout)
-        self.assertNotIn(f'new file {MODES_MODERN}', result.stdout)
+        self.assertIn(
+            "1 regression beyond 5%: nccl_sendrecv/mode:pingpong/bytes:65536", result.stdout
+        )
+        self.assertIn(
+            f"base file {MODES_LEGACY} (8 rows): matched and shown "
+            "under their current names, with mode:pingpong, e.g. "
+            "mpi_host/bytes:8 as mpi_host/mode:pingpong/bytes:8 and "
+            f"{self.OLD_STAGED}/bytes:8 as {self.STAGED}/bytes:8.",
+            result.stdout,
+        )
+        self.assertNotIn(f"new file {MODES_MODERN}", result.stdout)
         _, report = self.report(MODES_LEGACY, MODES_MODERN)
         statuses = self.statuses(report)
-        self.assertNotIn('missing', statuses.values())
-        matched = {name for name, status in statuses.items()
-                   if status != 'new'}
-        self.assertEqual(matched, {
-            f'{path}/bytes:{size}'
-            for path in (PP, 'mpi_cuda_aware/mode:pingpong',
-                         'nccl_sendrecv/mode:pingpong', self.STAGED)
-            for size in (8, 65536)})
-        for row in report['rows']:
-            if row['status'] != 'new':
-                self.assertEqual((row['base']['n'], row['new']['n']), (1, 1))
-                self.assertEqual(row['judged_by'], 'uncertainty')
+        self.assertNotIn("missing", statuses.values())
+        matched = {name for name, status in statuses.items() if status != "new"}
+        self.assertEqual(
+            matched,
+            {
+                f"{path}/bytes:{size}"
+                for path in (
+                    PP,
+                    "mpi_cuda_aware/mode:pingpong",
+                    "nccl_sendrecv/mode:pingpong",
+                    self.STAGED,
+                )
+                for size in (8, 65536)
+            },
+        )
+        for row in report["rows"]:
+            if row["status"] != "new":
+                self.assertEqual((row["base"]["n"], row["new"]["n"]), (1, 1))
+                self.assertEqual(row["judged_by"], "uncertainty")
 
     def test_modern_base_and_legacy_new_show_the_modern_name(self):
         _, report = self.report(MODES_MODERN, MODES_LEGACY)
         statuses = self.statuses(report)
-        self.assertEqual(statuses[f'{PP}/bytes:8'], 'same')
-        self.assertEqual(statuses['nccl_sendrecv/mode:pingpong/bytes:65536'],
-                         'faster')
-        self.assertFalse([n for n in statuses if '/mode:' not in n])
-        self.assertEqual(statuses['mpi_host/mode:stream/bytes:8'], 'missing')
+        self.assertEqual(statuses[f"{PP}/bytes:8"], "same")
+        self.assertEqual(statuses["nccl_sendrecv/mode:pingpong/bytes:65536"], "faster")
+        self.assertFalse([n for n in statuses if "/mode:" not in n])
+        self.assertEqual(statuses["mpi_host/mode:stream/bytes:8"], "missing")
 
     def test_mpi_staged_staging_modes_are_read_as_staging(self):
         _, report = self.report(MODES_LEGACY, MODES_MODERN)
         statuses = self.statuses(report)
-        self.assertEqual(statuses[f'{self.STAGED}/bytes:8'], 'same')
+        self.assertEqual(statuses[f"{self.STAGED}/bytes:8"], "same")
         self.assertFalse([n for n in statuses if self.OLD_STAGED in n])
-        name = 'mpi_staged/bytes:8/manual_time'  # no staging mode: untouched
-        code, report = self.report(*self.pair(iteration_rows(name, 2.0),
-                                              iteration_rows(name, 2.0)))
-        self.assertEqual(self.statuses(report), {'mpi_staged/bytes:8': 'same'})
-        self.assertEqual(report['notes'], [])
+        name = "mpi_staged/bytes:8/manual_time"  # no staging mode: untouched
+        code, report = self.report(*self.pair(iteration_rows(name, 2.0), iteration_rows(name, 2.0)))
+        self.assertEqual(self.statuses(report), {"mpi_staged/bytes:8": "same"})
+        self.assertEqual(report["notes"], [])
 
     def test_old_pipelined_rows_match_pipelined_ping_pong_only(self):
-        old = 'mpi_staged/host:pinned/mode:pipelined'
-        current = 'mpi_staged/host:pinned/staging:pipelined'
-        legacy = (iteration_rows(f'{old}/bytes:8/manual_time', 13.0)
-                  + iteration_rows(f'{old}/pairs:2/bytes:8/manual_time', 14.0))
+        old = "mpi_staged/host:pinned/mode:pipelined"
+        current = "mpi_staged/host:pinned/staging:pipelined"
+        legacy = iteration_rows(f"{old}/bytes:8/manual_time", 13.0) + iteration_rows(
+            f"{old}/pairs:2/bytes:8/manual_time", 14.0
+        )
         modern = []
-        for variant, time in (('mode:pingpong', 13.0), ('mode:stream', 3.1),
-                              ('mode:bidir', 3.6),
-                              ('mode:pingpong/pairs:2', 14.0)):
-            modern += iteration_rows(f'{current}/{variant}/bytes:8/manual_time',
-                                     time)
+        for variant, time in (
+            ("mode:pingpong", 13.0),
+            ("mode:stream", 3.1),
+            ("mode:bidir", 3.6),
+            ("mode:pingpong/pairs:2", 14.0),
+        ):
+            modern += iteration_rows(f"{current}/{variant}/bytes:8/manual_time", time)
         _, report = self.report(*self.pair(legacy, modern))
-        self.assertEqual(self.statuses(report), {
-            f'{current}/mode:pingpong/bytes:8': 'same',
-            f'{current}/mode:pingpong/pairs:2/bytes:8': 'same',
-            f'{current}/mode:stream/bytes:8': 'new',
-            f'{current}/mode:bidir/bytes:8': 'new'})
-        [note] = [n for n in report['notes'] if 'current names' in n]
-        self.assertIn('(2 rows)', note)
-        self.assertIn(f'e.g. {old}/bytes:8 as {current}/mode:pingpong/bytes:8.',
-                      note)
-        self.assertNotIn('mpi_host', note)  # no example of a kind not there
-        for pattern in (f'^{old}/bytes:8$', f'^{current}/mode:pingpong/bytes:8$'):
+        self.assertEqual(
+            self.statuses(report),
+            {
+                f"{current}/mode:pingpong/bytes:8": "same",
+                f"{current}/mode:pingpong/pairs:2/bytes:8": "same",
+                f"{current}/mode:stream/bytes:8": "new",
+                f"{current}/mode:bidir/bytes:8": "new",
+            },
+        )
+        [note] = [n for n in report["notes"] if "current names" in n]
+        self.assertIn("(2 rows)", note)
+        self.assertIn(f"e.g. {old}/bytes:8 as {current}/mode:pingpong/bytes:8.", note)
+        self.assertNotIn("mpi_host", note)  # no example of a kind not there
+        for pattern in (f"^{old}/bytes:8$", f"^{current}/mode:pingpong/bytes:8$"):
             with self.subTest(filter=pattern):
-                _, report = self.report(*self.pair(legacy, modern),
-                                        '--filter', pattern)
-                self.assertEqual(self.statuses(report),
-                                 {f'{current}/mode:pingpong/bytes:8': 'same'})
+                _, report = self.report(*self.pair(legacy, modern), "--filter", pattern)
+                self.assertEqual(
+                    self.statuses(report), {f"{current}/mode:pingpong/bytes:8": "same"}
+                )
 
     def test_stream_rows_never_match_ping_pong_rows(self):
-        legacy = iteration_rows('mpi_host/bytes:8/manual_time', 0.35)
-        for mode in ('mode:stream', 'mode:bidir', 'mode:stream/pairs:2',
-                     'mode:pingpong/pairs:2'):
+        legacy = iteration_rows("mpi_host/bytes:8/manual_time", 0.35)
+        for mode in ("mode:stream", "mode:bidir", "mode:stream/pairs:2", "mode:pingpong/pairs:2"):
             with self.subTest(mode=mode):
-                modern = iteration_rows(f'mpi_host/{mode}/bytes:8/manual_time',
-                                        0.35)
+                modern = iteration_rows(f"mpi_host/{mode}/bytes:8/manual_time", 0.35)
                 result = self.run_tool(*self.pair(legacy, modern))
                 self.assertEqual(result.returncode, 2, result.stdout)
-                self.assertIn('no benchmark rows in common', result.stderr)
-        modern = iteration_rows('mpi_host/mode:stream/bytes:8/manual_time',
-                                0.12)
-        modern += iteration_rows(f'{PP}/bytes:8/manual_time', 0.35)
+                self.assertIn("no benchmark rows in common", result.stderr)
+        modern = iteration_rows("mpi_host/mode:stream/bytes:8/manual_time", 0.12)
+        modern += iteration_rows(f"{PP}/bytes:8/manual_time", 0.35)
         _, report = self.report(*self.pair(legacy, modern))
-        self.assertEqual(self.statuses(report), {
-            f'{PP}/bytes:8': 'same', 'mpi_host/mode:stream/bytes:8': 'new'})
+        self.assertEqual(
+            self.statuses(report), {f"{PP}/bytes:8": "same", "mpi_host/mode:stream/bytes:8": "new"}
+        )
 
     def test_a_filter_for_older_names_still_selects_their_rows(self):
-        for pattern in ('^mpi_host/bytes:8$', f'^{PP}/bytes:8$'):
+        for pattern in ("^mpi_host/bytes:8$", f"^{PP}/bytes:8$"):
             with self.subTest(filter=pattern):
-                _, report = self.report(MODES_LEGACY, MODES_MODERN,
-                                        '--filter', pattern)
-                self.assertEqual(self.statuses(report),
-                                 {f'{PP}/bytes:8': 'same'})
+                _, report = self.report(MODES_LEGACY, MODES_MODERN, "--filter", pattern)
+                self.assertEqual(self.statuses(report), {f"{PP}/bytes:8": "same"})
 
     def test_files_with_modes_get_no_renaming_note(self):
         result = self.run_tool(MODES_MODERN, MODES_MODERN)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn('named as before exchange modes', result.stdout)
+        self.assertNotIn("named as before exchange modes", result.stdout)
 
     def test_canonical_name(self):
+        pipelined = "mpi_staged/host:pinned/staging:pipelined"
+        staging = "host_staging/host:pinned/mode:pipelined/pair:0to1"
+        peer = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
         cases = {
-            'mpi_host/bytes:8': f'{PP}/bytes:8',
-            'mpi_cuda_aware/bytes:65536':
-                'mpi_cuda_aware/mode:pingpong/bytes:65536',
-            'nccl_sendrecv/bytes:4096': 'nccl_sendrecv/mode:pingpong/'
-                                        'bytes:4096',
-            f'{PP}/bytes:8': f'{PP}/bytes:8',
-            'mpi_host/mode:stream/pairs:2/bytes:8':
-                'mpi_host/mode:stream/pairs:2/bytes:8',
-            'mpi_staged/host:pinned/mode:sequential/bytes:8':
-                'mpi_staged/host:pinned/staging:sequential/mode:pingpong/'
-                'bytes:8',
-            'mpi_staged/host:pageable/mode:sequential/bytes:8':
-                'mpi_staged/host:pageable/staging:sequential/mode:pingpong/'
-                'bytes:8',
-            'mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8':
-                'mpi_staged/host:pinned/staging:pipelined/mode:pingpong/'
-                'pairs:2/bytes:8',
-            'mpi_staged/host:pinned/staging:pipelined/mode:stream/bytes:8':
-                'mpi_staged/host:pinned/staging:pipelined/mode:stream/bytes:8',
-            'mpi_staged/bytes:8': 'mpi_staged/bytes:8',
-            'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8':
-                'host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8',
-            'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:8':
-                'memcpy_peer/p2p:on/dir:uni/pair:0to1/bytes:8',
-            'BM_memcpy/8': 'BM_memcpy/8',
-            'mpi_host_x/bytes:8': 'mpi_host_x/bytes:8',
+            "mpi_host/bytes:8": f"{PP}/bytes:8",
+            "mpi_cuda_aware/bytes:65536": "mpi_cuda_aware/mode:pingpong/bytes:65536",
+            "nccl_sendrecv/bytes:4096": "nccl_sendrecv/mode:pingpong/bytes:4096",
+            f"{PP}/bytes:8": f"{PP}/bytes:8",
+            "mpi_host/mode:stream/pairs:2/bytes:8": "mpi_host/mode:stream/pairs:2/bytes:8",
+            "mpi_staged/host:pinned/mode:sequential/bytes:8": (
+                "mpi_staged/host:pinned/staging:sequential/mode:pingpong/bytes:8"
+            ),
+            "mpi_staged/host:pageable/mode:sequential/bytes:8": (
+                "mpi_staged/host:pageable/staging:sequential/mode:pingpong/bytes:8"
+            ),
+            "mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8": (
+                "mpi_staged/host:pinned/staging:pipelined/mode:pingpong/pairs:2/bytes:8"
+            ),
+            f"{pipelined}/mode:stream/bytes:8": f"{pipelined}/mode:stream/bytes:8",
+            "mpi_staged/bytes:8": "mpi_staged/bytes:8",
+            f"{staging}/bytes:8": f"{staging}/bytes:8",
+            f"{peer}/bytes:8": f"{peer}/bytes:8",
+            "BM_memcpy/8": "BM_memcpy/8",
+            "mpi_host_x/bytes:8": "mpi_host_x/bytes:8",
         }
         for name, expected in cases.items():
             with self.subTest(name=name):
-                self.assertEqual(compare.canonical_name(name), expected)
+                self.assertEqual(names.canonical_name(name), expected)
 
 
 class RealRunTest(CompareToolCase):
@@ -1060,28 +1188,27 @@ class RealRunTest(CompareToolCase):
     def test_two_real_runs_match_row_for_row(self):
         code, report = self.report(REAL_A, REAL_B)
         self.assertIn(code, (0, 1))
-        self.assertEqual(report['machines'], 'same')
-        self.assertGreater(len(report['rows']), 0)
-        for row in report['rows']:
-            self.assertIn(row['status'], {'same', 'faster', 'slower',
-                                          'not significant'}, row['name'])
-            self.assertEqual(row['base']['n'], row['new']['n'])
+        self.assertEqual(report["machines"], "same")
+        self.assertGreater(len(report["rows"]), 0)
+        for row in report["rows"]:
+            self.assertIn(
+                row["status"], {"same", "faster", "slower", "not significant"}, row["name"]
+            )
+            self.assertEqual(row["base"]["n"], row["new"]["n"])
 
     def test_planted_slowdown_in_a_real_run_is_caught(self):
         doc = json.loads(REAL_A.read_text())
-        victim = max({compare.benchmark_name(r) for r in doc['benchmarks']},
-                     key=compare.message_bytes)
-        for row in doc['benchmarks']:
-            if (compare.benchmark_name(row) == victim
-                    and row.get('aggregate_unit') != 'percentage'):
-                row['real_time'] *= 1.2
-                row['latency_us'] *= 1.2
-                row['GB/s'] /= 1.2
-                row['bytes_per_second'] /= 1.2
-        result = self.run_tool(REAL_A, self.write('slowed.json', doc))
+        victim = max({rows.benchmark_name(r) for r in doc["benchmarks"]}, key=names.message_bytes)
+        for row in doc["benchmarks"]:
+            if rows.benchmark_name(row) == victim and row.get("aggregate_unit") != "percentage":
+                row["real_time"] *= 1.2
+                row["latency_us"] *= 1.2
+                row["GB/s"] /= 1.2
+                row["bytes_per_second"] /= 1.2
+        result = self.run_tool(REAL_A, self.write("slowed.json", doc))
         self.assertEqual(result.returncode, 1, result.stdout)
-        self.assertIn(f'1 regression beyond 5%: {victim}', result.stdout)
+        self.assertIn(f"1 regression beyond 5%: {victim}", result.stdout)
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     unittest.main()

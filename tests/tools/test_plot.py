@@ -9,16 +9,17 @@ interpreter has no matplotlib.
 import importlib.util
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from toollib import load_tool
+from toollib import iteration_row  # (and tools/ on sys.path)
+from xfertools import curves, draw, files, machines, names, rows, sizes, styles
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(REPO, "tools", "plot.py")
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "plot")
 SWEEP = os.path.join(FIXTURES, "mpi_host_sweep.json")
@@ -32,18 +33,21 @@ MODES = os.path.join(FIXTURES, "exchange_modes_4rank.json")
 # mode:pingpong, and host:pinned/staging:pipelined in all three modes.
 STAGED = os.path.join(FIXTURES, "mpi_staged_modes_2rank.json")
 PIPELINED = "mpi_staged/host:pinned/staging:pipelined"
+# The default run on a one-GPU H200 (docs/results): mpi_cuda_aware reaches 1.6 TB/s, the host
+# paths 3 to 50 GB/s, host_staging has six variants.
+ONE_GPU_DEFAULT = os.path.join(
+    REPO, "docs", "results", "2026-11-23-h200-staged-failures", "default.json"
+)
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 NEEDS_MATPLOTLIB = unittest.skipUnless(
-    HAVE_MATPLOTLIB, f"matplotlib not importable by {sys.executable} "
-    "(apt-get install python3-matplotlib)")
+    HAVE_MATPLOTLIB,
+    f"matplotlib not importable by {sys.executable} (apt-get install python3-matplotlib)",
+)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Rows named mpi_host/bytes:N (before exchange modes) measured ping-pong:
 # their series is mpi_host/mode:pingpong.
 MPI_PP = "mpi_host/mode:pingpong"
-
-
-plot = load_tool("plot_tool", TOOL)
 
 
 def png_size(path):
@@ -61,13 +65,9 @@ def result_doc(rows, xferbench=None):
 
 
 def ok_row(name, gbps, latency_us, **extra):
-    row = {"name": name, "run_name": name, "run_type": "iteration",
-           "repetitions": 1, "repetition_index": 0, "threads": 1,
-           "iterations": 100, "real_time": latency_us, "cpu_time": latency_us,
-           "time_unit": "us", "GB/s": gbps, "batch": 1,
-           "bytes_per_second": gbps * 1e9, "latency_us": latency_us}
-    row.update(extra)
-    return row
+    fields = {"iterations": 100, "GB/s": gbps, "batch": 1, "bytes_per_second": gbps * 1e9}
+    fields.update(latency_us=latency_us, **extra)
+    return iteration_row(name, latency_us, **fields)
 
 
 class ToolTestCase(unittest.TestCase):
@@ -86,9 +86,14 @@ class ToolTestCase(unittest.TestCase):
         return self.path(name)
 
     def run_tool(self, *args, env=None):
-        return subprocess.run([sys.executable, TOOL, *args], cwd=self.tmp.name,
-                              env=env, capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            [sys.executable, TOOL, *args],
+            cwd=self.tmp.name,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def assertExit(self, result, status, *in_stderr):
         self.assertEqual(result.returncode, status, result.stderr)
@@ -98,7 +103,6 @@ class ToolTestCase(unittest.TestCase):
 
 @NEEDS_MATPLOTLIB
 class CurvePlotTest(ToolTestCase):
-
     def test_sweep_gives_a_non_empty_png(self):
         result = self.run_tool(SWEEP, "-o", "sweep.png")
         self.assertExit(result, 0)
@@ -116,21 +120,26 @@ class CurvePlotTest(ToolTestCase):
     def test_different_inputs_give_different_images(self):
         self.assertExit(self.run_tool(SWEEP, "-o", "a.png"), 0)
         self.assertExit(self.run_tool(ALL_PAIRS, "-o", "b.png"), 0)
-        with open(self.path("a.png"), "rb") as a, \
-                open(self.path("b.png"), "rb") as b:
+        with open(self.path("a.png"), "rb") as a, open(self.path("b.png"), "rb") as b:
             self.assertNotEqual(a.read(), b.read())
 
     def test_runs_overlaid_with_references(self):
-        result = self.run_tool(SWEEP, FAILED_ROW, ALL_PAIRS, "--reference",
-                               "--filter", "mpi_host|pinned|p2p:on",
-                               "-o", "overlay.png")
+        result = self.run_tool(
+            SWEEP,
+            FAILED_ROW,
+            ALL_PAIRS,
+            "--reference",
+            "--filter",
+            "mpi_host|pinned|p2p:on",
+            "-o",
+            "overlay.png",
+        )
         self.assertExit(result, 0)
         self.assertGreater(png_size(self.path("overlay.png"))[0], 0)
 
     def test_failed_row_is_left_out_and_reported(self):
         result = self.run_tool(FAILED_ROW, "-o", "failed.png")
-        self.assertExit(result, 0, "bytes:67108864",
-                        "validation failed")
+        self.assertExit(result, 0, "bytes:67108864", "validation failed")
         png_size(self.path("failed.png"))
 
     def test_filter_matching_nothing_is_an_error(self):
@@ -139,8 +148,7 @@ class CurvePlotTest(ToolTestCase):
         self.assertFalse(os.path.exists(self.path("x.png")))
 
     def test_panels_path_png(self):
-        result = self.run_tool(MODES, SWEEP, "--panels", "path",
-                               "--reference", "-o", "panels.png")
+        result = self.run_tool(MODES, SWEEP, "--panels", "path", "--reference", "-o", "panels.png")
         self.assertExit(result, 0)
         self.assertGreater(png_size(self.path("panels.png"))[0], 0)
 
@@ -160,7 +168,8 @@ class MatrixTextTest(ToolTestCase):
         "      0       -  131.42  130.87  129.95\n"
         "      1  131.18       -  130.56  130.03\n"
         "      2  130.74  130.29       -  131.61\n"
-        "      3  129.88  130.12  131.35       -\n")
+        "      3  129.88  130.12  131.35       -\n"
+    )
 
     def test_default_is_p2p_on_uni_at_largest_size(self):
         result = self.run_tool(ALL_PAIRS, "--matrix")
@@ -178,45 +187,41 @@ class MatrixTextTest(ToolTestCase):
                 self.assertExit(result, 0)
                 lines = result.stdout.splitlines()
                 self.assertIn("at 1 MiB (1048576 B)", lines[0])
-                self.assertEqual(lines[4].split(),
-                                 ["0", "-", "62.31", "61.87", "61.54"])
+                self.assertEqual(lines[4].split(), ["0", "-", "62.31", "61.87", "61.54"])
 
     def test_variant_is_selected_and_named(self):
-        result = self.run_tool(ALL_PAIRS, "--matrix", "--variant",
-                               "p2p:off/dir:uni", "--size", "256MiB")
+        result = self.run_tool(
+            ALL_PAIRS, "--matrix", "--variant", "p2p:off/dir:uni", "--size", "256MiB"
+        )
         self.assertExit(result, 0)
         lines = result.stdout.splitlines()
         self.assertTrue(lines[0].startswith("memcpy_peer p2p:off/dir:uni"))
-        self.assertEqual(lines[7].split(),
-                         ["3", "19.03", "19.16", "19.25", "-"])
+        self.assertEqual(lines[7].split(), ["3", "19.03", "19.16", "19.25", "-"])
 
     def test_failed_pair_shows_as_dash(self):
         with open(ALL_PAIRS, encoding="utf-8") as f:
             doc = json.load(f)
         for row in doc["benchmarks"]:
-            if row["name"].startswith("memcpy_peer/p2p:on/dir:uni/pair:2to3/"
-                                      "bytes:268435456/"):
+            if row["name"].startswith("memcpy_peer/p2p:on/dir:uni/pair:2to3/bytes:268435456/"):
                 for counter in ("GB/s", "bytes_per_second", "latency_us"):
                     del row[counter]
                 row.update(error_occurred=True, error_message="mismatch")
         path = self.write("one_failed.json", json.dumps(doc))
         result = self.run_tool(path, "--matrix")
         self.assertExit(result, 0)
-        self.assertEqual(result.stdout.splitlines()[6].split(),
-                         ["2", "130.74", "130.29", "-", "-"])
+        self.assertEqual(result.stdout.splitlines()[6].split(), ["2", "130.74", "130.29", "-", "-"])
 
     def test_variant_with_path(self):
-        result = self.run_tool(FAILED_ROW, "--matrix", "--variant",
-                               "host_staging/host:pinned/mode:pipelined")
+        result = self.run_tool(
+            FAILED_ROW, "--matrix", "--variant", "host_staging/host:pinned/mode:pipelined"
+        )
         self.assertExit(result, 0)
         lines = result.stdout.splitlines()
-        self.assertTrue(lines[0].startswith(
-            "host_staging host:pinned/mode:pipelined at 1 GiB"))
+        self.assertTrue(lines[0].startswith("host_staging host:pinned/mode:pipelined at 1 GiB"))
         self.assertEqual(lines[4].split()[:2], ["0", "-"])
 
     def test_unknown_variant_lists_those_present(self):
-        result = self.run_tool(ALL_PAIRS, "--matrix", "--variant",
-                               "p2p:on/dir:bi")
+        result = self.run_tool(ALL_PAIRS, "--matrix", "--variant", "p2p:on/dir:bi")
         self.assertExit(result, 2, "p2p:on/dir:bi", "p2p:off/dir:uni")
 
     def test_size_not_in_run_lists_those_present(self):
@@ -231,31 +236,38 @@ class MatrixTextTest(ToolTestCase):
 
 
 class BadInputTest(ToolTestCase):
-
     def test_missing_file(self):
         result = self.run_tool("no_such_run.json", "-o", "x.png")
         self.assertExit(result, 2, "no_such_run.json", "no such file")
 
     def test_not_json(self):
         bad = self.write("notes.json", "this is not JSON\n")
-        self.assertExit(self.run_tool(bad, "-o", "x.png"), 2,
-                        "notes.json", "not JSON")
+        self.assertExit(self.run_tool(bad, "-o", "x.png"), 2, "notes.json", "not JSON")
 
     def test_json_without_benchmarks(self):
         other = self.write("other.json", '{"context": {}}')
-        self.assertExit(self.run_tool(other, "-o", "x.png"), 2,
-                        "other.json", "no 'benchmarks' list")
+        self.assertExit(
+            self.run_tool(other, "-o", "x.png"), 2, "other.json", "no 'benchmarks' list"
+        )
 
     def test_no_plottable_rows(self):
-        rows = [{"name": "mpi_host/bytes:8/manual_time",
-                 "run_type": "iteration", "error_occurred": True,
-                 "error_message": "MPI_Send failed", "iterations": 0,
-                 "real_time": 0.0, "cpu_time": 0.0, "time_unit": "us"}]
+        rows = [
+            {
+                "name": "mpi_host/bytes:8/manual_time",
+                "run_type": "iteration",
+                "error_occurred": True,
+                "error_message": "MPI_Send failed",
+                "iterations": 0,
+                "real_time": 0.0,
+                "cpu_time": 0.0,
+                "time_unit": "us",
+            }
+        ]
         empty = self.write("all_failed.json", json.dumps(result_doc(rows)))
-        self.assertExit(self.run_tool(empty, "-o", "x.png"), 2,
-                        "all_failed.json", "no plottable rows")
-        self.assertExit(self.run_tool(empty, "--matrix"), 2,
-                        "all_failed.json", "no plottable rows")
+        self.assertExit(
+            self.run_tool(empty, "-o", "x.png"), 2, "all_failed.json", "no plottable rows"
+        )
+        self.assertExit(self.run_tool(empty, "--matrix"), 2, "all_failed.json", "no plottable rows")
 
     def test_bad_size(self):
         for size in ("lots", "1.5G", "1GB", "-4"):
@@ -264,12 +276,10 @@ class BadInputTest(ToolTestCase):
                 self.assertExit(result, 2, "bad size")
 
     def test_bad_image_name(self):
-        self.assertExit(self.run_tool(SWEEP, "-o", "plot.txt"), 2,
-                        "plot.txt", ".png")
+        self.assertExit(self.run_tool(SWEEP, "-o", "plot.txt"), 2, "plot.txt", ".png")
 
     def test_unknown_panels_value(self):
-        self.assertExit(self.run_tool(SWEEP, "--panels", "mode", "-o",
-                                      "x.png"), 2, "--panels")
+        self.assertExit(self.run_tool(SWEEP, "--panels", "mode", "-o", "x.png"), 2, "--panels")
 
     def test_curves_need_an_output(self):
         self.assertExit(self.run_tool(SWEEP), 2, "-o")
@@ -289,13 +299,11 @@ class WithoutMatplotlibTest(ToolTestCase):
 
     def test_curves_exit_2_with_install_hint(self):
         result = self.run_tool(SWEEP, "-o", "x.png", env=self.env)
-        self.assertExit(result, 2, "matplotlib",
-                        "apt-get install python3-matplotlib")
+        self.assertExit(result, 2, "matplotlib", "apt-get install python3-matplotlib")
         self.assertFalse(os.path.exists(self.path("x.png")))
 
     def test_heatmap_exit_2_with_install_hint(self):
-        result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png",
-                               env=self.env)
+        result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png", env=self.env)
         self.assertExit(result, 2, "apt-get install python3-matplotlib")
 
     def test_text_matrix_still_works(self):
@@ -308,39 +316,50 @@ class LoadingTest(ToolTestCase):
     """The rules that decide which number a point shows."""
 
     def series_of(self, rows):
-        return plot.series_points(result_doc(rows))
+        return curves.series_points(result_doc(rows))
 
     def test_series_key_drops_size_and_manual_time(self):
-        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
+        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
         key = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
         self.assertEqual(len(series), 24)
         self.assertEqual(sorted(series[key]), [1 << 20, 256 << 20])
 
     def test_nan_and_infinity_tokens_load(self):
-        text = ('{"context": {"host_name": "nan-host"}, "benchmarks": ['
-                '{"name": "mpi_host/bytes:8/manual_time", "run_type": '
-                '"iteration", "real_time": 0.5, "time_unit": "us", '
-                '"GB/s": nan, "bytes_per_second": -nan, "latency_us": inf},'
-                '{"name": "mpi_host/bytes:16/manual_time", "run_type": '
-                '"iteration", "real_time": 1.5, "time_unit": "us", '
-                '"GB/s": NaN, "bytes_per_second": Infinity, '
-                '"latency_us": -Infinity, "label": "nan inf"}]}')
+        text = (
+            '{"context": {"host_name": "nan-host"}, "benchmarks": ['
+            '{"name": "mpi_host/bytes:8/manual_time", "run_type": '
+            '"iteration", "real_time": 0.5, "time_unit": "us", '
+            '"GB/s": nan, "bytes_per_second": -nan, "latency_us": inf},'
+            '{"name": "mpi_host/bytes:16/manual_time", "run_type": '
+            '"iteration", "real_time": 1.5, "time_unit": "us", '
+            '"GB/s": NaN, "bytes_per_second": Infinity, '
+            '"latency_us": -Infinity, "label": "nan inf"}]}'
+        )
         path = self.write("nonfinite.json", text)
-        doc = plot.load_result(path)
+        doc = files.load_result(path)
         self.assertEqual(doc["context"]["host_name"], "nan-host")
         self.assertEqual(doc["benchmarks"][1]["label"], "nan inf")
-        series, _ = plot.series_points(doc)
+        series, _ = curves.series_points(doc)
         # Non-finite counters fall back to real_time; bandwidth is unknown.
         self.assertEqual(series[MPI_PP][8], (None, 0.5))
         self.assertEqual(series[MPI_PP][16], (None, 1.5))
 
     def test_median_of_repetitions_ignores_aggregates(self):
         name = "mpi_host/bytes:1024/manual_time"
-        rows = [ok_row(name, g, 1024 / g / 1e3, repetition_index=i)
-                for i, g in enumerate((4.0, 9.0, 5.0))]
-        rows.append(ok_row(name + "_median", 99.0, 0.01,
-                           run_name=name, run_type="aggregate",
-                           aggregate_name="median"))
+        rows = [
+            ok_row(name, g, 1024 / g / 1e3, repetition_index=i)
+            for i, g in enumerate((4.0, 9.0, 5.0))
+        ]
+        rows.append(
+            ok_row(
+                name + "_median",
+                99.0,
+                0.01,
+                run_name=name,
+                run_type="aggregate",
+                aggregate_name="median",
+            )
+        )
         series, _ = self.series_of(rows)
         gbps, latency = series[MPI_PP][1024]
         self.assertEqual(gbps, 5.0)
@@ -348,28 +367,47 @@ class LoadingTest(ToolTestCase):
 
     def test_median_aggregate_used_when_alone(self):
         name = "mpi_host/bytes:64/manual_time"
-        rows = [ok_row(name + "_" + agg, g, 64 / g / 1e3, run_name=name,
-                       run_type="aggregate", aggregate_name=agg)
-                for agg, g in (("mean", 3.0), ("median", 2.0),
-                               ("stddev", 0.5))]
+        rows = [
+            ok_row(
+                name + "_" + agg,
+                g,
+                64 / g / 1e3,
+                run_name=name,
+                run_type="aggregate",
+                aggregate_name=agg,
+            )
+            for agg, g in (("mean", 3.0), ("median", 2.0), ("stddev", 0.5))
+        ]
         series, _ = self.series_of(rows)
         self.assertEqual(series[MPI_PP][64][0], 2.0)
 
     def test_fallbacks_bytes_per_second_and_real_time(self):
-        row = {"name": "nccl_sendrecv/bytes:4096/manual_time",
-               "run_type": "iteration", "real_time": 2500.0,
-               "time_unit": "ns", "bytes_per_second": 1.6384e9}
+        row = {
+            "name": "nccl_sendrecv/bytes:4096/manual_time",
+            "run_type": "iteration",
+            "real_time": 2500.0,
+            "time_unit": "ns",
+            "bytes_per_second": 1.6384e9,
+        }
         series, _ = self.series_of([row])
         gbps, latency = series["nccl_sendrecv/mode:pingpong"][4096]
         self.assertAlmostEqual(gbps, 1.6384)
         self.assertEqual(latency, 2.5)
 
     def test_failed_and_skipped_rows_are_counted_not_plotted(self):
-        rows = [ok_row("mpi_host/bytes:8/manual_time", 0.04, 0.2),
-                {"name": "mpi_host/bytes:16/manual_time",
-                 "error_occurred": True, "error_message": "boom"},
-                {"name": "nccl_sendrecv/bytes:8/manual_time",
-                 "skipped": True, "skip_message": "no GPU"}]
+        rows = [
+            ok_row("mpi_host/bytes:8/manual_time", 0.04, 0.2),
+            {
+                "name": "mpi_host/bytes:16/manual_time",
+                "error_occurred": True,
+                "error_message": "boom",
+            },
+            {
+                "name": "nccl_sendrecv/bytes:8/manual_time",
+                "skipped": True,
+                "skip_message": "no GPU",
+            },
+        ]
         series, failed = self.series_of(rows)
         self.assertEqual(list(series), [MPI_PP])
         self.assertEqual(list(series[MPI_PP]), [8])
@@ -377,160 +415,188 @@ class LoadingTest(ToolTestCase):
         self.assertIn("boom", failed[0])
 
     def test_labels_from_context_and_unique(self):
-        doc = plot.load_result(SWEEP)
-        self.assertEqual(plot.run_label(doc, SWEEP),
-                         "gpu2-node, 2x NVIDIA H200")
-        self.assertEqual(plot.run_label({"context": {}}, "/x/run.json"),
-                         "run.json")
+        doc = files.load_result(SWEEP)
         self.assertEqual(
-            plot.unique_labels(["a", "a", "b"], ["/1/r.json", "/2/r.json",
-                                                 "s.json"]),
-            ["a (r.json) #1", "a (r.json) #2", "b"])
+            machines.run_label(doc["context"], "run.json"), "gpu2-node, 2x NVIDIA H200"
+        )
+        self.assertEqual(machines.run_label({}, "run.json"), "run.json")
+        self.assertEqual(
+            curves.unique_labels(["a", "a", "b"], ["/1/r.json", "/2/r.json", "s.json"]),
+            ["a (r.json) #1", "a (r.json) #2", "b"],
+        )
 
     def test_parse_size_forms(self):
-        self.assertEqual(plot.parse_size("256MiB"), 268435456)
-        self.assertEqual(plot.parse_size("268435456"), 268435456)
-        self.assertEqual(plot.parse_size("1G"), 1 << 30)
-        self.assertEqual(plot.parse_size("8"), 8)
+        self.assertEqual(sizes.parse_size("256MiB"), 268435456)
+        self.assertEqual(sizes.parse_size("268435456"), 268435456)
+        self.assertEqual(sizes.parse_size("1G"), 1 << 30)
+        self.assertEqual(sizes.parse_size("8"), 8)
 
 
 class StyleTest(unittest.TestCase):
     """Colour per path, line style per mode or variant, marker per pair."""
 
-    KEYS = ["mpi_host/mode:pingpong", "mpi_host/mode:stream",
-            "mpi_host/mode:bidir", "mpi_host/mode:stream/pairs:2",
-            "nccl_sendrecv/mode:pingpong", "nccl_sendrecv/mode:stream",
-            "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
-            "mpi_staged/host:pinned/staging:pipelined/mode:pingpong"]
+    KEYS = [
+        "mpi_host/mode:pingpong",
+        "mpi_host/mode:stream",
+        "mpi_host/mode:bidir",
+        "mpi_host/mode:stream/pairs:2",
+        "nccl_sendrecv/mode:pingpong",
+        "nccl_sendrecv/mode:stream",
+        "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+        "mpi_staged/host:pinned/staging:pipelined/mode:pingpong",
+    ]
 
-    def test_one_colour_per_path_and_a_line_style_per_mode(self):
-        styles = plot.series_styles(self.KEYS)
-        host = [styles[k] for k in self.KEYS if k.startswith("mpi_host/")]
-        self.assertEqual({s.color for s in host}, {styles[self.KEYS[0]].color})
-        colors = {styles[k].color for k in self.KEYS}
-        self.assertEqual(len(colors), 3)
-        modes = [styles[f"mpi_host/mode:{m}"].linestyle
-                 for m in ("pingpong", "stream", "bidir")]
+    def test_a_colour_per_variant_and_a_line_style_per_mode(self):
+        looked = styles.series_styles(self.KEYS)
+        # Every variant (an exchange mode too) has its own colour; pairs:2 shares its mode's.
+        self.assertEqual(len({looked[k].color for k in self.KEYS}), len(self.KEYS) - 1)
+        self.assertEqual(
+            looked["mpi_host/mode:stream"].color, looked["mpi_host/mode:stream/pairs:2"].color
+        )
+        # A path's first variant keeps the path's colour, the same in every chart.
+        self.assertEqual(looked["mpi_host/mode:pingpong"].color, styles.PATH_COLORS["mpi_host"])
+        self.assertEqual(
+            looked[f"{PIPELINED}/mode:pingpong"].color,  # first by name
+            styles.PATH_COLORS["mpi_staged"],
+        )
+        modes = [looked[f"mpi_host/mode:{m}"].linestyle for m in ("pingpong", "stream", "bidir")]
         self.assertEqual(len(set(modes)), 3)
         self.assertEqual(modes[0], "-")  # ping-pong is the solid line
-        nccl = [styles[f"nccl_sendrecv/mode:{m}"].linestyle
-                for m in ("pingpong", "stream")]
+        nccl = [looked[f"nccl_sendrecv/mode:{m}"].linestyle for m in ("pingpong", "stream")]
         self.assertEqual(nccl, modes[:2])  # the same mode, the same style
 
+    def test_the_six_host_staging_variants_have_six_colours(self):
+        series, _ = curves.series_points(files.load_result(ONE_GPU_DEFAULT))
+        staging = [k for k in series if k.startswith("host_staging/")]
+        self.assertEqual(len(staging), 6)
+        looked = styles.series_styles(series)
+        self.assertEqual(len({looked[k].color for k in staging}), 6)
+        self.assertEqual(len({looked[k].linestyle for k in staging}), 6)
+        self.assertEqual(len({looked[k].color for k in series}), len(series))
+
     def test_pair_count_changes_the_marker_not_the_line_style(self):
-        styles = plot.series_styles(self.KEYS)
-        one, two = (styles["mpi_host/mode:stream"],
-                    styles["mpi_host/mode:stream/pairs:2"])
-        self.assertEqual((one.color, one.linestyle),
-                         (two.color, two.linestyle))
+        looked = styles.series_styles(self.KEYS)
+        one, two = (looked["mpi_host/mode:stream"], looked["mpi_host/mode:stream/pairs:2"])
+        self.assertEqual((one.color, one.linestyle), (two.color, two.linestyle))
         self.assertNotEqual(one.marker, two.marker)
 
     def test_a_path_keeps_its_colour_whatever_else_is_drawn(self):
-        alone = plot.series_styles(["nccl_sendrecv/mode:pingpong"])
-        mixed = plot.series_styles(self.KEYS)
+        alone = styles.series_styles(["nccl_sendrecv/mode:pingpong"])
+        mixed = styles.series_styles(self.KEYS)
         key = "nccl_sendrecv/mode:pingpong"
         self.assertEqual(alone[key], mixed[key])
-        odd = plot.series_styles(["zz_path/x:1", "aa_path/x:1"] + self.KEYS)
-        self.assertNotIn(odd["zz_path/x:1"].color,
-                         {odd[k].color for k in self.KEYS})
-        self.assertNotEqual(odd["zz_path/x:1"].color,
-                            odd["aa_path/x:1"].color)
+        odd = styles.series_styles(["zz_path/x:1", "aa_path/x:1"] + self.KEYS)
+        self.assertNotIn(odd["zz_path/x:1"].color, {odd[k].color for k in self.KEYS})
+        self.assertNotEqual(odd["zz_path/x:1"].color, odd["aa_path/x:1"].color)
 
     def test_every_series_of_a_path_looks_different(self):
-        series, _ = plot.series_points(plot.load_result(ALL_PAIRS))
-        styles = plot.series_styles(series)
-        looks = {(s.color, s.linestyle, s.marker) for s in styles.values()}
+        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
+        looked = styles.series_styles(series)
+        looks = {(s.color, s.linestyle, s.marker) for s in looked.values()}
         self.assertEqual(len(looks), len(series))  # 24 memcpy_peer series
 
     def test_runs_differ_by_marker_fill_and_shade_only(self):
-        style = plot.series_styles(self.KEYS)["mpi_host/mode:stream"]
-        first, second = plot.line_kwargs(style, 0), plot.line_kwargs(style, 1)
+        style = styles.series_styles(self.KEYS)["mpi_host/mode:stream"]
+        first, second = styles.line_kwargs(style, 0), styles.line_kwargs(style, 1)
         for same in ("linestyle", "marker"):
             self.assertEqual(first[same], second[same])
         self.assertEqual(first["color"], style.color)
         self.assertNotEqual(first["fillstyle"], second["fillstyle"])
         self.assertNotEqual(first["color"], second["color"])
-        self.assertEqual(plot.shade("#204080", 0.5), "#90a0c0")
-        self.assertEqual(plot.shade("#204080", -0.5), "#102040")
+        self.assertEqual(styles.shade("#204080", 0.5), "#90a0c0")
+        self.assertEqual(styles.shade("#204080", -0.5), "#102040")
 
     def test_only_stream_and_bidir_are_left_off_latency(self):
-        thrown = [k for k in self.KEYS if plot.is_throughput_only(k)]
-        self.assertEqual(thrown, [
-            "mpi_host/mode:stream", "mpi_host/mode:bidir",
-            "mpi_host/mode:stream/pairs:2", "nccl_sendrecv/mode:stream"])
+        thrown = [k for k in self.KEYS if names.is_throughput_only(k)]
+        self.assertEqual(
+            thrown,
+            [
+                "mpi_host/mode:stream",
+                "mpi_host/mode:bidir",
+                "mpi_host/mode:stream/pairs:2",
+                "nccl_sendrecv/mode:stream",
+            ],
+        )
 
     def test_legacy_names_are_the_ping_pong_series(self):
         cases = {
             "mpi_host/bytes:8/manual_time": (MPI_PP, 8),
-            "mpi_cuda_aware/bytes:64/manual_time":
-                ("mpi_cuda_aware/mode:pingpong", 64),
-            "mpi_host/mode:stream/pairs:2/bytes:8/manual_time":
-                ("mpi_host/mode:stream/pairs:2", 8),
-            "mpi_staged/host:pinned/mode:sequential/bytes:8/manual_time":
-                ("mpi_staged/host:pinned/staging:sequential/mode:pingpong",
-                 8),
-            "mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8":
-                (f"{PIPELINED}/mode:pingpong/pairs:2", 8),
-            f"{PIPELINED}/mode:stream/bytes:8/manual_time":
-                (f"{PIPELINED}/mode:stream", 8),
+            "mpi_cuda_aware/bytes:64/manual_time": ("mpi_cuda_aware/mode:pingpong", 64),
+            "mpi_host/mode:stream/pairs:2/bytes:8/manual_time": ("mpi_host/mode:stream/pairs:2", 8),
+            "mpi_staged/host:pinned/mode:sequential/bytes:8/manual_time": (
+                "mpi_staged/host:pinned/staging:sequential/mode:pingpong",
+                8,
+            ),
+            "mpi_staged/host:pinned/mode:pipelined/pairs:2/bytes:8": (
+                f"{PIPELINED}/mode:pingpong/pairs:2",
+                8,
+            ),
+            f"{PIPELINED}/mode:stream/bytes:8/manual_time": (f"{PIPELINED}/mode:stream", 8),
             "mpi_staged/bytes:8/manual_time": ("mpi_staged", 8),
-            "host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8":
-                ("host_staging/host:pinned/mode:pipelined/pair:0to1", 8),
+            "host_staging/host:pinned/mode:pipelined/pair:0to1/bytes:8": (
+                "host_staging/host:pinned/mode:pipelined/pair:0to1",
+                8,
+            ),
         }
         for name, expected in cases.items():
             with self.subTest(name=name):
-                self.assertEqual(plot.split_name(name), expected)
+                row = rows.benchmark_name({"name": name})
+                self.assertEqual((names.family_of(row), names.message_bytes(row)), expected)
 
     def test_filter_for_the_older_name_selects_the_ping_pong_series(self):
         for pattern in ("^mpi_host$", "^mpi_host/mode:pingpong$"):
             with self.subTest(filter=pattern):
-                runs = plot.load_runs([MODES, SWEEP])
-                plot.filter_series(runs, plot.re.compile(pattern))
-                self.assertEqual([list(run.series) for run in runs],
-                                 [[MPI_PP], [MPI_PP]])
-        self.assertIsNone(plot.legacy_key("mpi_staged/mode:pingpong"))
+                runs = curves.load_runs([MODES, SWEEP])
+                curves.filter_series(runs, re.compile(pattern))
+                self.assertEqual([list(run.series) for run in runs], [[MPI_PP], [MPI_PP]])
+        self.assertIsNone(names.legacy_family("mpi_staged/mode:pingpong"))
 
     def test_filter_for_the_older_staged_name_selects_pipelined_ping_pong(self):
-        for pattern in ("^mpi_staged/host:pinned/mode:pipelined$",
-                        f"^{PIPELINED}/mode:pingpong$"):
+        for pattern in ("^mpi_staged/host:pinned/mode:pipelined$", f"^{PIPELINED}/mode:pingpong$"):
             with self.subTest(filter=pattern):
-                runs = plot.load_runs([MODES, STAGED])
-                plot.filter_series(runs, plot.re.compile(pattern))
-                self.assertEqual([list(run.series) for run in runs],
-                                 [[f"{PIPELINED}/mode:pingpong"]] * 2)
-        self.assertEqual(plot.legacy_key(f"{PIPELINED}/mode:pingpong/pairs:2"),
-                         "mpi_staged/host:pinned/mode:pipelined/pairs:2")
-        self.assertIsNone(plot.legacy_key(f"{PIPELINED}/mode:stream"))
+                runs = curves.load_runs([MODES, STAGED])
+                curves.filter_series(runs, re.compile(pattern))
+                self.assertEqual(
+                    [list(run.series) for run in runs], [[f"{PIPELINED}/mode:pingpong"]] * 2
+                )
+        self.assertEqual(
+            names.legacy_family(f"{PIPELINED}/mode:pingpong/pairs:2"),
+            "mpi_staged/host:pinned/mode:pipelined/pairs:2",
+        )
+        self.assertIsNone(names.legacy_family(f"{PIPELINED}/mode:stream"))
 
     def test_staged_modes_have_the_line_styles_of_every_path(self):
-        series, _ = plot.series_points(plot.load_result(STAGED))
-        styles = plot.series_styles(list(series) + self.KEYS)
-        for mode, line in (("pingpong", "-"), ("stream", "--"),
-                           ("bidir", "-.")):
+        series, _ = curves.series_points(files.load_result(STAGED))
+        looked = styles.series_styles(list(series) + self.KEYS)
+        for mode, line in (("pingpong", "-"), ("stream", "--"), ("bidir", "-.")):
             with self.subTest(mode=mode):
-                staged = styles[f"{PIPELINED}/mode:{mode}"]
+                staged = looked[f"{PIPELINED}/mode:{mode}"]
                 self.assertEqual(staged.linestyle, line)
-                self.assertEqual(styles[f"mpi_host/mode:{mode}"].linestyle,
-                                 line)
-        pipelined = {styles[f"{PIPELINED}/mode:{m}"].marker
-                     for m in ("pingpong", "stream", "bidir")}
+                self.assertEqual(looked[f"mpi_host/mode:{mode}"].linestyle, line)
+        pipelined = {
+            looked[f"{PIPELINED}/mode:{m}"].marker for m in ("pingpong", "stream", "bidir")
+        }
         self.assertEqual(len(pipelined), 1)  # one staging, one marker
-        looks = {(s.color, s.linestyle, s.marker)
-                 for k, s in styles.items() if k.startswith("mpi_staged/")}
+        looks = {
+            (s.color, s.linestyle, s.marker)
+            for k, s in looked.items()
+            if k.startswith("mpi_staged/")
+        }
         self.assertEqual(len(looks), 5)  # every staged series its own look
-        self.assertEqual({k for k in series if plot.is_throughput_only(k)},
-                         {f"{PIPELINED}/mode:stream",
-                          f"{PIPELINED}/mode:bidir"})
+        self.assertEqual(
+            {k for k in series if names.is_throughput_only(k)},
+            {f"{PIPELINED}/mode:stream", f"{PIPELINED}/mode:bidir"},
+        )
 
     def test_panel_layout_has_one_column_per_path(self):
-        runs = plot.load_runs([MODES, SWEEP])
-        panels = plot.panel_layout(runs, "path")
-        self.assertEqual([p.title for p in panels],
-                         ["mpi_host", "nccl_sendrecv", "mpi_staged"])
-        self.assertEqual(panels[0].keys, [
-            MPI_PP, "mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2",
-            "mpi_host/mode:bidir"])
-        shared = plot.panel_layout(runs)
+        runs = curves.load_runs([MODES, SWEEP])
+        panels = styles.panel_layout(runs, "path")
+        self.assertEqual([p.title for p in panels], ["mpi_host", "nccl_sendrecv", "mpi_staged"])
+        self.assertEqual(
+            panels[0].keys,
+            [MPI_PP, "mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2", "mpi_host/mode:bidir"],
+        )
+        shared = styles.panel_layout(runs)
         self.assertEqual(len(shared), 1)
         self.assertEqual(shared[0].keys, [k for p in panels for k in p.keys])
 
@@ -540,25 +606,21 @@ class FigureLayoutTest(unittest.TestCase):
     """The figure the curves are drawn on, built in this process (Agg)."""
 
     def figure(self, files, panels="none", references=False):
-        pyplot = plot.import_pyplot()
-        fig = plot.build_curves_figure(pyplot, plot.load_runs(files),
-                                       references, panels)
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, curves.load_runs(files), references, panels)
         self.addCleanup(pyplot.close, fig)
         return fig
 
     def lines(self, ax):
-        return [line for line in ax.get_lines()
-                if not line.get_label().startswith("theoretical")]
+        return [line for line in ax.get_lines() if not line.get_label().startswith("theoretical")]
 
     def test_panels_path_draws_two_axes_per_path(self):
         fig = self.figure([MODES, SWEEP, ALL_PAIRS], "path")
-        axes = plot.panel_axes(fig)
+        axes = draw.panel_axes(fig)
         self.assertEqual(len(axes), 2 * 4)
         titles = [ax.get_title() for ax in axes]
-        for path in ("mpi_host", "nccl_sendrecv", "mpi_staged",
-                     "memcpy_peer"):
-            self.assertEqual(sum(t.startswith(path + ":") for t in titles),
-                             2, titles)
+        for path in ("mpi_host", "nccl_sendrecv", "mpi_staged", "memcpy_peer"):
+            self.assertEqual(sum(t.startswith(path + ":") for t in titles), 2, titles)
 
     def test_default_draws_one_pair_of_axes(self):
         fig = self.figure([MODES, SWEEP])
@@ -569,28 +631,26 @@ class FigureLayoutTest(unittest.TestCase):
         self.assertEqual(len(self.lines(ax_bw)), 9)
         labels = [line.get_label() for line in self.lines(ax_lat)]
         self.assertEqual(len(labels), 4)
-        self.assertFalse([label for label in labels
-                          if "stream" in label or "bidir" in label])
+        self.assertFalse([label for label in labels if "stream" in label or "bidir" in label])
         notes = [text.get_text() for text in ax_lat.texts]
-        self.assertTrue(any(n.startswith("5 stream/bidir series not shown")
-                            for n in notes), notes)
+        self.assertTrue(any(n.startswith("5 stream/bidir series not shown") for n in notes), notes)
 
     def test_staged_latency_axes_leave_out_stream_and_bidir(self):
         ax_bw, ax_lat = self.figure([STAGED]).axes
         self.assertEqual(len(self.lines(ax_bw)), 5)
         labels = [line.get_label() for line in self.lines(ax_lat)]
         self.assertEqual(len(labels), 3)
-        self.assertTrue(all("mode:pingpong" in label for label in labels),
-                        labels)
+        self.assertTrue(all("mode:pingpong" in label for label in labels), labels)
         notes = [text.get_text() for text in ax_lat.texts]
-        self.assertTrue(any(n.startswith("2 stream/bidir series not shown")
-                            for n in notes), notes)
+        self.assertTrue(any(n.startswith("2 stream/bidir series not shown") for n in notes), notes)
 
     def test_older_staged_run_overlays_the_ping_pong_lines(self):
         ax_bw, _ = self.figure([MODES, STAGED]).axes
-        ping = [line for line in ax_bw.get_lines()
-                if line.get_label().startswith(
-                    f"{PIPELINED}/mode:pingpong  [")]
+        ping = [
+            line
+            for line in ax_bw.get_lines()
+            if line.get_label().startswith(f"{PIPELINED}/mode:pingpong  [")
+        ]
         self.assertEqual(len(ping), 2)  # the older run's mode:pipelined too
         first, second = ping
         self.assertEqual(first.get_linestyle(), second.get_linestyle())
@@ -599,22 +659,66 @@ class FigureLayoutTest(unittest.TestCase):
 
     def test_overlaid_runs_share_colour_and_line_style(self):
         ax_bw, _ = self.figure([MODES, SWEEP]).axes
-        ping = [line for line in ax_bw.get_lines()
-                if line.get_label().startswith(MPI_PP + "  [")]
+        ping = [line for line in ax_bw.get_lines() if line.get_label().startswith(MPI_PP + "  [")]
         self.assertEqual(len(ping), 2)  # the legacy run's mpi_host too
         first, second = ping
         self.assertEqual(first.get_linestyle(), second.get_linestyle())
         self.assertEqual(first.get_marker(), second.get_marker())
         self.assertNotEqual(first.get_fillstyle(), second.get_fillstyle())
 
-    def test_panel_with_only_stream_rows_says_why_latency_is_empty(self):
-        runs = plot.load_runs([MODES])
-        plot.filter_series(runs, plot.re.compile("stream"))
-        pyplot = plot.import_pyplot()
-        fig = plot.build_curves_figure(pyplot, runs, False, "path")
+    def test_every_path_of_the_one_gpu_default_run_stands_clear_of_the_axis(self):
+        # On a linear axis up to 1.6 TB/s, host paths peaking at 3-50 GB/s sit within 3% of
+        # the bottom; the default log axis puts every curve's peak well up the panel.
+        ax_bw, _ = self.figure([ONE_GPU_DEFAULT]).axes
+        self.assertEqual(ax_bw.get_yscale(), "log")
+        peaks = self.peak_heights(ax_bw)
+        self.assertEqual(len(peaks), 11)
+        self.assertGreater(min(peaks.values()), 0.4, peaks)
+        colors = {line.get_color() for line in self.lines(ax_bw)}
+        self.assertEqual(len(colors), 11)
+
+    def test_linear_bandwidth_axis_on_request(self):
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(
+            pyplot, curves.load_runs([ONE_GPU_DEFAULT]), False, "none", "linear"
+        )
         self.addCleanup(pyplot.close, fig)
-        latency = [ax for ax in plot.panel_axes(fig)
-                   if "latency" in ax.get_title()]
+        ax_bw = fig.axes[0]
+        self.assertEqual((ax_bw.get_yscale(), ax_bw.get_ylim()[0]), ("linear", 0))
+        peaks = self.peak_heights(ax_bw)
+        self.assertLess(peaks["mpi_host/mode:pingpong  [vm, NVIDIA H200]"], 0.03)
+
+    def test_log_axes_label_their_ticks_as_plain_numbers(self):
+        # mpi_cuda_aware's latency spans 150-650 us, less than a decade: its minor ticks carry
+        # the labels, and no label may be mathtext (text_as_written shows it raw).
+        fig = self.figure([ONE_GPU_DEFAULT], "path")
+        fig.canvas.draw()
+        latency = next(
+            ax
+            for ax in draw.panel_axes(fig)
+            if ax.get_title().startswith("mpi_cuda_aware: latency")
+        )
+        labels = [t.get_text() for t in latency.yaxis.get_ticklabels(which="both")]
+        self.assertIn("200", labels)
+        for ax in draw.panel_axes(fig):
+            for label in ax.yaxis.get_ticklabels(which="both"):
+                self.assertNotIn("$", label.get_text(), ax.get_title())
+
+    def peak_heights(self, ax):
+        """{line label: its highest point as a fraction of the axes' height}."""
+        to_axes = ax.transData + ax.transAxes.inverted()
+        return {
+            line.get_label(): max(to_axes.transform(xy)[1] for xy in line.get_xydata())
+            for line in self.lines(ax)
+        }
+
+    def test_panel_with_only_stream_rows_says_why_latency_is_empty(self):
+        runs = curves.load_runs([MODES])
+        curves.filter_series(runs, re.compile("stream"))
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, runs, False, "path")
+        self.addCleanup(pyplot.close, fig)
+        latency = [ax for ax in draw.panel_axes(fig) if "latency" in ax.get_title()]
         self.assertEqual(len(latency), 2)
         for ax in latency:
             self.assertEqual(ax.get_lines(), [])
@@ -622,35 +726,34 @@ class FigureLayoutTest(unittest.TestCase):
 
 
 class ReferenceLineTest(unittest.TestCase):
-
     def run_from(self, path, keep):
-        runs = plot.load_runs([path])
-        plot.filter_series(runs, plot.re.compile(keep))
+        runs = curves.load_runs([path])
+        curves.filter_series(runs, re.compile(keep))
         return runs[0]
 
     def test_nvlink_from_pair_count_on_h200(self):
-        lines = plot.reference_lines(self.run_from(ALL_PAIRS, "p2p:on"))
-        self.assertEqual(lines, [(150.0, "theoretical NVLink4 x6: 150 GB/s "
-                                         "per direction")])
+        lines = curves.reference_lines(self.run_from(ALL_PAIRS, "p2p:on"))
+        self.assertEqual(lines, [(150.0, "theoretical NVLink4 x6: 150 GB/s per direction")])
 
     def test_pcie_for_host_staging_and_p2p_off(self):
         for path, keep in ((FAILED_ROW, "pinned"), (ALL_PAIRS, "p2p:off")):
             with self.subTest(path=path):
-                rates = [r for r, _ in plot.reference_lines(
-                    self.run_from(path, keep))]
+                rates = [r for r, _ in curves.reference_lines(self.run_from(path, keep))]
                 self.assertIn(63.0, rates)
 
     def test_none_without_gpu_context(self):
-        run = plot.Run("x.json", "x", {}, {"memcpy_peer/pair:0to1": {}}, [])
-        self.assertEqual(plot.reference_lines(run), [])
+        run = curves.Run("x.json", "x", {}, {"memcpy_peer/pair:0to1": {}}, [])
+        self.assertEqual(curves.reference_lines(run), [])
 
     def test_none_for_an_unknown_gpu_model(self):
-        context = {"cuda": {"devices": [{"index": 0, "name": "Tesla T4"}],
-                            "pairs": [{"src": 0, "dst": 1, "link": "NVLink",
-                                       "nvlink_count": 2}]}}
-        run = plot.Run("x.json", "x", context,
-                       {"memcpy_peer/pair:0to1": {}}, [])
-        self.assertEqual(plot.reference_lines(run), [])
+        context = {
+            "cuda": {
+                "devices": [{"index": 0, "name": "Tesla T4"}],
+                "pairs": [{"src": 0, "dst": 1, "link": "NVLink", "nvlink_count": 2}],
+            }
+        }
+        run = curves.Run("x.json", "x", context, {"memcpy_peer/pair:0to1": {}}, [])
+        self.assertEqual(curves.reference_lines(run), [])
 
 
 if __name__ == "__main__":

@@ -1,16 +1,38 @@
-"""What the tool tests share: loading a tool from tools/ as a module."""
+"""What the tool tests share: loading a tool from tools/ as a module, importing the tools'
+package (tools/xfertools) without leaving a __pycache__ in tools/, and Google Benchmark rows."""
 
 import importlib.util
+import os
 import sys
+
+TOOLS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"
+)
+sys.path.insert(0, TOOLS)
+sys.dont_write_bytecode = True  # the tests import tools/xfertools; no bytecode beside it
 
 
 def load_tool(name, path):
-    """The tool at `path` as a module called `name`, without leaving a __pycache__ in tools/."""
+    """The tool at `path` as a module called `name`."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = dont_write
+    spec.loader.exec_module(module)
     return module
+
+
+def iteration_row(name, time_us, **fields):
+    """A Google Benchmark iteration row of one repetition, time in us; fields override."""
+    row = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 1000,
+        "real_time": time_us,
+        "cpu_time": time_us,
+        "time_unit": "us",
+    }
+    row.update(fields)
+    return row

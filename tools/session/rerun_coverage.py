@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well two runs of the same command agree, and how often each row's stated ci95 said so.
 
-    tools/rerun_coverage.py A.json B.json [--min-bytes 1MiB] [--tolerance 2]
+    tools/session/rerun_coverage.py A.json B.json [--min-bytes 1MiB] [--tolerance 2]
 
 For every row present in both runs with at least --min-bytes, per path: how many rows differ by
 at most --tolerance percent, how many differ by no more than the rows' combined stated
@@ -11,25 +11,22 @@ status 2 on unreadable input.
 """
 
 import argparse
-import json
 import math
+import os
 import sys
 from collections import defaultdict
 
-UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def size(text):
-    text = text.upper().replace("IB", "").rstrip("B")
-    suffix = text[-1] if text and text[-1] in UNITS else ""
-    return int(text[:len(text) - len(suffix)]) * UNITS[suffix]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from xfertools.files import InputError, load_result  # noqa: E402
+from xfertools.sizes import parse_size  # noqa: E402
 
 
 def rows(path):
-    with open(path, encoding="utf-8") as f:
-        document = json.load(f)
-    return {r["name"]: r for r in document.get("benchmarks", [])
-            if r.get("run_type") == "iteration" and "ci95_pct" in r}
+    return {
+        r["name"]: r
+        for r in load_result(path)["benchmarks"]
+        if r.get("run_type") == "iteration" and "ci95_pct" in r
+    }
 
 
 def main():
@@ -40,8 +37,8 @@ def main():
     parser.add_argument("--tolerance", type=float, default=2.0, help="percent")
     args = parser.parse_args()
     try:
-        a, b, least = rows(args.a), rows(args.b), size(args.min_bytes)
-    except (OSError, ValueError) as e:
+        a, b, least = rows(args.a), rows(args.b), parse_size(args.min_bytes)
+    except (InputError, ValueError) as e:
         print(f"rerun_coverage.py: {e}", file=sys.stderr)
         return 2
     per_path = defaultdict(lambda: {"rows": 0, "within": 0, "covered": 0, "either": 0})
@@ -62,8 +59,10 @@ def main():
         tally["either"] += within or covered
         if not (within or covered):
             misses.append((abs(change), name, change, stated))
-    print(f"{'path':<16} {'rows':>5} {'<=' + format(args.tolerance, 'g') + '%':>6} "
-          f"{'<=ci':>6} {'either':>7}")
+    print(
+        f"{'path':<16} {'rows':>5} {'<=' + format(args.tolerance, 'g') + '%':>6} "
+        f"{'<=ci':>6} {'either':>7}"
+    )
     for path, t in sorted(per_path.items()):
         print(f"{path:<16} {t['rows']:>5} {t['within']:>6} {t['covered']:>6} {t['either']:>7}")
     if misses:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent second opinion on xferbench's GPU copy numbers, using PyTorch.
 
-    python3 tools/gpu_crosscheck.py [--src 0 --dst 1] [--sizes 64M,128M,256M,512M,1G]
+    python3 tools/session/gpu_crosscheck.py [--src 0 --dst 1] [--sizes 64M,128M,256M,512M,1G]
 
 Times GPU src -> GPU dst tensor copies (what memcpy_peer p2p:on measures: PyTorch enables peer
 access and copies with cudaMemcpyAsync on the source GPU's stream) and copies between GPU src
@@ -19,20 +19,20 @@ Needs PyTorch with CUDA; exit status 2 without it.
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
-UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from xfertools.sizes import parse_sizes  # noqa: E402
 
 
-def parse_sizes(text):
-    sizes = []
-    for item in text.split(","):
-        item = item.strip().upper().replace("IB", "").rstrip("B")
-        suffix = item[-1] if item and item[-1] in UNITS else ""
-        sizes.append(int(item[:len(item) - len(suffix)]) * UNITS[suffix])
-    return sizes
+def size_list(text):
+    try:
+        return parse_sizes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def event_timed(torch, device, copy, reps):
@@ -65,11 +65,57 @@ def measure(torch, timer, nbytes, trials, warmup=3):
     return round(nbytes / seconds / 1e9, 3)
 
 
+def measure_size(torch, a, b, nbytes, trials):
+    """GB/s of every copy kind at nbytes between GPU a, the host and GPU b (None: no peer
+    copies); None if the peer copy arrived wrong."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{a}").fill_(7)
+    back = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{a}")
+    pinned = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+    pageable = torch.empty(nbytes, dtype=torch.uint8)
+
+    def on_device(copy):
+        return measure(torch, lambda r: event_timed(torch, a, copy, r), nbytes, trials)
+
+    def on_host(copy):
+        return measure(torch, lambda r: host_timed(torch, copy, r), nbytes, trials)
+
+    row = {
+        "d2h_pinned": on_device(lambda: pinned.copy_(src, non_blocking=True)),
+        "h2d_pinned": on_device(lambda: back.copy_(pinned, non_blocking=True)),
+        "d2h_pageable": on_host(lambda: pageable.copy_(src)),
+        "h2d_pageable": on_host(lambda: back.copy_(pageable)),
+    }
+    if b is None:
+        return row
+    dst = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{b}")
+    row["peer"] = on_device(lambda: dst.copy_(src, non_blocking=True))
+    if not torch.equal(dst.cpu(), src.cpu()):
+        print(f"gpu_crosscheck: peer copy of {nbytes} bytes arrived wrong", file=sys.stderr)
+        return None
+
+    def staged():
+        # PyTorch does not order copies through a host tensor: events do, both ways.
+        with torch.cuda.device(a):
+            pinned.copy_(src, non_blocking=True)
+            down = torch.cuda.Event()
+            down.record()
+        with torch.cuda.device(b):
+            torch.cuda.current_stream().wait_event(down)
+            dst.copy_(pinned, non_blocking=True)
+            up = torch.cuda.Event()
+            up.record()
+        with torch.cuda.device(a):
+            torch.cuda.current_stream().wait_event(up)  # the host buffer is free again
+
+    row["staged_pinned_sequential"] = on_host(staged)
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=int, default=0)
     parser.add_argument("--dst", type=int, default=1)
-    parser.add_argument("--sizes", default="64M,128M,256M,512M,1G")
+    parser.add_argument("--sizes", type=size_list, default="64M,128M,256M,512M,1G")
     parser.add_argument("--trials", type=int, default=5)
     args = parser.parse_args()
     try:
@@ -95,49 +141,12 @@ def main():
         "p2p": bool(two and torch.cuda.can_device_access_peer(a, b)),
         "results": {},
     }
-    results = report["results"]
-    for nbytes in parse_sizes(args.sizes):
-        key = str(nbytes)
-        src = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{a}").fill_(7)
-        back = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{a}")
-        pinned = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
-        pageable = torch.empty(nbytes, dtype=torch.uint8)
-        row = {}
-        row["d2h_pinned"] = measure(torch, lambda r: event_timed(
-            torch, a, lambda: pinned.copy_(src, non_blocking=True), r), nbytes, args.trials)
-        row["h2d_pinned"] = measure(torch, lambda r: event_timed(
-            torch, a, lambda: back.copy_(pinned, non_blocking=True), r), nbytes, args.trials)
-        row["d2h_pageable"] = measure(torch, lambda r: host_timed(
-            torch, lambda: pageable.copy_(src), r), nbytes, args.trials)
-        row["h2d_pageable"] = measure(torch, lambda r: host_timed(
-            torch, lambda: back.copy_(pageable), r), nbytes, args.trials)
-        if two:
-            dst = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{b}")
-            row["peer"] = measure(torch, lambda r: event_timed(
-                torch, a, lambda: dst.copy_(src, non_blocking=True), r), nbytes, args.trials)
-            if not torch.equal(dst.cpu(), src.cpu()):
-                print(f"gpu_crosscheck: peer copy of {nbytes} bytes arrived wrong", file=sys.stderr)
-                return 1
-
-            def staged():
-                # PyTorch does not order copies through a host tensor: events do, both ways.
-                with torch.cuda.device(a):
-                    pinned.copy_(src, non_blocking=True)
-                    down = torch.cuda.Event()
-                    down.record()
-                with torch.cuda.device(b):
-                    torch.cuda.current_stream().wait_event(down)
-                    dst.copy_(pinned, non_blocking=True)
-                    up = torch.cuda.Event()
-                    up.record()
-                with torch.cuda.device(a):
-                    torch.cuda.current_stream().wait_event(up)  # the host buffer is free again
-            row["staged_pinned_sequential"] = measure(
-                torch, lambda r: host_timed(torch, staged, r), nbytes, args.trials)
-            del dst
-        results[key] = row
-        del src, back, pinned, pageable
-        torch.cuda.empty_cache()
+    for nbytes in args.sizes:
+        row = measure_size(torch, a, b if two else None, nbytes, args.trials)
+        if row is None:
+            return 1
+        report["results"][str(nbytes)] = row
+        torch.cuda.empty_cache()  # this size's buffers went with measure_size's frame
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

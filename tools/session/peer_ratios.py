@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """xferbench against OSU micro-benchmarks, from one session's log, round by round.
 
-    tools/peer_ratios.py SESSION_DIR [--json]
+    tools/session/peer_ratios.py SESSION_DIR [--json]
 
-SESSION_DIR holds session.log as tools/precision-session and tools/modes-session write it:
-every command on a line starting with "$ ", its output, then "(exit N)". OSU runs are read from
-their output; xferbench runs from the JSON file named by their --benchmark_out. Each OSU figure
-is paired with the xferbench row that measures the same thing, from the xferbench run that
-follows it in the same round (peer, xferbench, peer, ...):
+SESSION_DIR holds session.log as tools/session/precision-session and tools/session/modes-session
+write it: every command on a line starting with "$ ", its output, then "(exit N)". OSU runs are
+read from their output; xferbench runs from the JSON file named by their --benchmark_out. Each
+OSU figure is paired with the xferbench row that measures the same thing, from the xferbench run
+that follows it in the same round (peer, xferbench, peer, ...):
 
     osu_latency H H / D D   mpi_host / mpi_cuda_aware mode:pingpong   time, us (lower is better)
     osu_bw      H H / D D   mpi_host / mpi_cuda_aware mode:stream     MB/s = 1e6 B/s
@@ -27,10 +27,17 @@ import shlex
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from xfertools.files import InputError, load_result  # noqa: E402
+
 ROW = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 XFER_PATH = {"H": "mpi_host", "D": "mpi_cuda_aware"}
-OSU_MODE = {"osu_latency": "pingpong", "osu_bw": "stream", "osu_bibw": "bidir",
-            "osu_mbw_mr": "stream"}
+OSU_MODE = {
+    "osu_latency": "pingpong",
+    "osu_bw": "stream",
+    "osu_bibw": "bidir",
+    "osu_mbw_mr": "stream",
+}
 
 
 def blocks(log_text):
@@ -67,14 +74,22 @@ def xfer_rows(command, session_dir):
     if out is None or "xferbench" not in " ".join(command):
         return None
     base = os.path.basename(out)
-    path = next((p for p in (out, os.path.join(session_dir, "json", base),
-                             os.path.join(session_dir, base)) if os.path.exists(p)), None)
+    path = next(
+        (
+            p
+            for p in (out, os.path.join(session_dir, "json", base), os.path.join(session_dir, base))
+            if os.path.exists(p)
+        ),
+        None,
+    )
     if path is None:
         return {}
-    with open(path, encoding="utf-8") as f:
-        document = json.load(f)
-    return {r["name"].replace("/manual_time", ""): r for r in document.get("benchmarks", [])
-            if r.get("run_type") == "iteration" and "real_time" in r}
+    document = load_result(path)
+    return {
+        r["name"].replace("/manual_time", ""): r
+        for r in document.get("benchmarks", [])
+        if r.get("run_type") == "iteration" and "real_time" in r
+    }
 
 
 def xfer_figure(rows, osu, size):
@@ -95,8 +110,7 @@ def xfer_figure(rows, osu, size):
 
 
 def comparisons(session_dir):
-    with open(os.path.join(session_dir, "session.log"), encoding="utf-8",
-              errors="replace") as f:
+    with open(os.path.join(session_dir, "session.log"), encoding="utf-8", errors="replace") as f:
         runs = list(blocks(f.read()))
     pending, table = [], {}
     for command, output in runs:
@@ -128,28 +142,42 @@ def main():
         return 2
     try:
         table = comparisons(args.session_dir)
-    except (OSError, ValueError) as e:
+    except (OSError, InputError) as e:
         print(f"peer_ratios.py: {args.session_dir}: {e}", file=sys.stderr)
         return 2
     results = []
     for (test, buffers, ranks, size), rounds in sorted(table.items()):
         ratios = [r["xferbench"] / r["osu"] for r in rounds]
-        results.append({"test": test, "buffers": f"{buffers} {buffers}", "ranks": ranks,
-                        "bytes": size, "unit": "us" if test == "osu_latency" else "MB/s",
-                        "rounds": rounds, "ratios": ratios,
-                        "median_ratio": statistics.median(ratios)})
+        results.append(
+            {
+                "test": test,
+                "buffers": f"{buffers} {buffers}",
+                "ranks": ranks,
+                "bytes": size,
+                "unit": "us" if test == "osu_latency" else "MB/s",
+                "rounds": rounds,
+                "ratios": ratios,
+                "median_ratio": statistics.median(ratios),
+            }
+        )
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
-    print(f"{'peer':<12} {'buf':<4} {'np':>2} {'bytes':>10}  {'osu (each round)':<34} "
-          f"{'xferbench (each round)':<34} {'ratio':>6}")
+    print(
+        f"{'peer':<12} {'buf':<4} {'np':>2} {'bytes':>10}  {'osu (each round)':<34} "
+        f"{'xferbench (each round)':<34} {'ratio':>6}"
+    )
     for r in results:
         osu = " ".join(f"{x['osu']:.5g}" for x in r["rounds"])
         mine = " ".join(f"{x['xferbench']:.5g}" for x in r["rounds"])
-        print(f"{r['test']:<12} {r['buffers']:<4} {r['ranks']:>2} {r['bytes']:>10}  "
-              f"{osu:<34} {mine:<34} {r['median_ratio']:>6.3f}")
-    print("ratio: median over rounds of xferbench / OSU (time for osu_latency: below 1 is "
-          "faster; bandwidth otherwise: above 1 is more)")
+        print(
+            f"{r['test']:<12} {r['buffers']:<4} {r['ranks']:>2} {r['bytes']:>10}  "
+            f"{osu:<34} {mine:<34} {r['median_ratio']:>6.3f}"
+        )
+    print(
+        "ratio: median over rounds of xferbench / OSU (time for osu_latency: below 1 is "
+        "faster; bandwidth otherwise: above 1 is more)"
+    )
     return 0
 
 

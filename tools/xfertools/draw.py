@@ -1,0 +1,413 @@
+"""plot.py's matplotlib figures: the curves (bandwidth over latency, one column or one per
+path) and the pair-matrix heatmap. matplotlib is imported only here, and only when drawing."""
+
+import contextlib
+import math
+import os
+import sys
+import textwrap
+import warnings
+from dataclasses import replace
+
+from . import curves, styles
+from .files import InputError
+from .machines import software_line
+from .names import is_throughput_only
+from .sizes import format_size
+from .text import LABEL_WIDTH, clip, one_line
+
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+BANDWIDTH_AXES = ("log", "linear")
+MATPLOTLIB_HINT = (
+    "matplotlib is needed to draw images, and {python} cannot import it ({error}); install "
+    "it: apt-get install python3-matplotlib (Debian, Ubuntu) or python3 -m pip install "
+    "matplotlib; the text matrix (--matrix --text) works without it"
+)
+
+
+def import_pyplot():
+    """pyplot on the headless Agg backend; InputError with a hint if absent."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError as e:
+        raise InputError(MATPLOTLIB_HINT.format(python=sys.executable, error=e)) from None
+    return pyplot
+
+
+def check_image_name(out):
+    if out is None:
+        raise InputError("give the image to write with -o OUT.png|OUT.svg")
+    if not out.lower().endswith(IMAGE_SUFFIXES):
+        raise InputError(f"{out}: the image name must end in " + ", ".join(IMAGE_SUFFIXES))
+
+
+def format_size_axis(ax, sizes, most_labels=10):
+    """log2 axis; labelled ticks (8 B, 64 B, ... 1 GiB), about most_labels."""
+    from matplotlib.ticker import NullFormatter
+
+    low = math.floor(math.log2(min(sizes)))
+    high = math.ceil(math.log2(max(sizes)))
+    exponents = range(low, high + 1)
+    stride = max(1, math.ceil(len(exponents) / most_labels))
+    major = [2**e for e in exponents if e % stride == 0] or [2**low]
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(2 ** (low - 0.4), 2 ** (high + 0.4))
+    ax.set_xticks(major)
+    ax.set_xticklabels([format_size(s) for s in major])
+    ax.set_xticks([2**e for e in exponents], minor=True)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("message size (KiB = 1024 B)")
+
+
+def plain_number(value):
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def log_axis(ax):
+    """A log y axis labelled 0.01, 1, 1,000 (not 10^-2, 10^0, 10^3, which need the mathtext
+    that text_as_written turns off); an axis spanning less than a decade labels its minor ticks
+    too (200, 300, ...), as it would have no label otherwise."""
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(value, _):
+        low, high = ax.get_ylim()
+        return plain_number(value) if 0 < low and high / low < 10 else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: plain_number(value)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+
+
+def format_bandwidth_axis(ax, scale):
+    """Log by default: the paths of one run span 5 to 1,600 GB/s, and on a linear axis the
+    fastest flattens the others onto zero."""
+    if scale == "log" and ax.get_lines():
+        log_axis(ax)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("bandwidth (GB/s, 1 GB = 1e9 B)")
+    ax.set_title("Bandwidth (higher is better)")
+
+
+def format_latency_axis(ax, has_lines=True):
+    if has_lines:  # a log axis with nothing on it warns and means nothing
+        log_axis(ax)
+    else:
+        ax.set_yticks([])
+    ax.set_ylabel("one-way latency (us)")
+    ax.set_title("One-way latency (lower is better)")
+
+
+def draw_panel(ax_bw, ax_lat, runs, panel, looks):
+    """Every run's series of the panel; stream and bidir series only on the bandwidth axes. The
+    number of series left off latency."""
+    left_off = set()
+    for index, run in enumerate(runs):
+        for key in [k for k in panel.keys if k in run.series]:
+            points = sorted(run.series[key].items())
+            kwargs = styles.line_kwargs(looks[key], index, f"{key}  [{run.label}]")
+            bw = [(s, g) for s, (g, _) in points if g is not None]
+            lat = [(s, t) for s, (_, t) in points if t is not None and t > 0]
+            if bw:
+                ax_bw.plot(*zip(*bw), **kwargs)
+            if lat and is_throughput_only(key):
+                left_off.add(key)
+            elif lat:
+                ax_lat.plot(*zip(*lat), **kwargs)
+    return len(left_off)
+
+
+def note_left_off(ax, count, has_lines):
+    """Say on the latency axes that stream/bidir series are not on it."""
+    if not count:
+        return
+    text = (
+        f"{count} stream/bidir series not shown:\ntheir time is per message of a window,\n"
+        "not a latency (see bandwidth)"
+    )
+    # Latency rises to the right: the top left corner is free.
+    where = (
+        dict(x=0.02, y=0.97, ha="left", va="top")
+        if has_lines
+        else dict(x=0.5, y=0.5, ha="center", va="center")
+    )
+    ax.text(s=text, transform=ax.transAxes, fontsize=7.5, color="0.3", **where)
+
+
+def panel_references(runs, panel):
+    """{label: GB/s} of the reference lines for the panel's series."""
+    lines = {}
+    for run in runs:
+        view = replace(run, series={k: v for k, v in run.series.items() if k in panel.keys})
+        lines.update({label: rate for rate, label in curves.reference_lines(view)})
+    return lines
+
+
+def draw_references(ax, lines):
+    """Horizontal lines; their handles, highest first."""
+    dashes = ((0, (6, 3)), (0, (2, 2)), (0, (8, 2, 2, 2)))
+    handles = []
+    for i, (label, rate) in enumerate(sorted(lines.items(), key=lambda item: -item[1])):
+        handles.append(
+            ax.axhline(
+                rate, color="0.35", linewidth=1.2, label=label, linestyle=dashes[i % len(dashes)]
+            )
+        )
+    return handles
+
+
+def failed_note(runs):
+    failed = [run for run in runs if run.failed]
+    if not failed:
+        return None
+    total = sum(len(run.failed) for run in failed)
+    where = "; ".join(f"{os.path.basename(r.file)}: {len(r.failed)}" for r in failed)
+    return clip(f"{total} failed row{'s' if total > 1 else ''} left out ({where})", 2 * LABEL_WIDTH)
+
+
+def report_failures(runs):
+    for run in runs:
+        for failure_text in run.failed:
+            print(
+                one_line(f"plot.py: note: {run.file}: left out failed row {failure_text}"),
+                file=sys.stderr,
+            )
+
+
+def curves_title(runs):
+    if len(runs) == 1:
+        return f"xferbench: {runs[0].label}"
+    return f"xferbench: {len(runs)} runs compared"
+
+
+def label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency=True, path=""):
+    for ax in (ax_bw, ax_lat):
+        format_size_axis(ax, sizes, 4 if path else 10)
+        ax.grid(True, which="major", alpha=0.45)
+        ax.grid(True, which="minor", alpha=0.15)
+    format_bandwidth_axis(ax_bw, bandwidth_axis)
+    format_latency_axis(ax_lat, has_latency)
+    if path:
+        ax_bw.set_title(f"{clip(path)}: bandwidth (higher is better)")
+        ax_lat.set_title(f"{clip(path)}: latency (lower is better)")
+
+
+def add_heading(fig, runs):
+    """Title, one line per run (versions), and the failed-row note."""
+    lines = [
+        f"{run.label}: {software_line(run.context)}" for run in runs if software_line(run.context)
+    ]
+    note = failed_note(runs)
+    if note:
+        report_failures(runs)
+        lines.append(f"Note: {note}")
+    # Placed above the axes; bbox_inches="tight" keeps it in the image.
+    if lines:
+        fig.text(0.5, 1.0, "\n".join(lines), ha="center", va="bottom", fontsize=9, color="0.3")
+    fig.suptitle(
+        curves_title(runs), fontsize=14, fontweight="bold", va="bottom", y=1.01 + 0.032 * len(lines)
+    )
+
+
+def series_handles(panel, looks):
+    """Legend entries of a panel's series, drawn as in the first run."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], **styles.line_kwargs(looks[key], 0, styles.legend_label(key, panel)))
+        for key in panel.keys
+    ]
+
+
+def run_handles(runs):
+    """Legend entries that tell overlaid runs apart (fill and shade)."""
+    from matplotlib.lines import Line2D
+
+    if len(runs) < 2:
+        return []
+    grey = styles.Style("#505050", "-", "o")
+    return [
+        Line2D([], [], **styles.line_kwargs(grey, index, f"run: {run.label}"))
+        for index, run in enumerate(runs)
+    ]
+
+
+def add_legend(fig, handles):
+    """One legend below the panels."""
+    if not handles:
+        return
+    count = len(handles)
+    columns = 1 if count <= 4 else 2 if count <= 16 else 3
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        frameon=False,
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=columns,
+        fontsize=9,
+    )
+
+
+def legend_columns(count):
+    return 1 if count <= 8 else 2
+
+
+def legend_height(count):
+    """Inches a legend of count entries in legend_columns needs."""
+    return 0.35 + 0.19 * math.ceil(count / legend_columns(count))
+
+
+def split_axes(pyplot, layout, legend_counts):
+    """A column per panel: bandwidth, latency, then a blank axes (axis off) tall enough for that
+    column's legend."""
+    spare = max(legend_height(n) for n in legend_counts)
+    fig, axes = pyplot.subplots(
+        3,
+        len(layout),
+        squeeze=False,
+        figsize=(max(8.0, 4.8 * len(layout)), 7.6 + spare),
+        gridspec_kw={"height_ratios": [3.8, 3.8, spare]},
+    )
+    for ax in axes[2]:
+        ax.axis("off")
+    return fig, [tuple(axes[row][i] for row in range(3)) for i in range(len(layout))]
+
+
+def build_curves_figure(pyplot, runs, with_references, panels="none", bandwidth_axis="log"):
+    """The curves figure: per panel column a bandwidth axes above a latency axes (one column,
+    or one per path with panels='path', each with its own legend below), a colour per path, a
+    line style per mode or variant, a marker per pair or staging, runs told apart by marker fill
+    and shade; stream and bidir series on the bandwidth axes only; bandwidth_axis 'log' or
+    'linear'."""
+    layout = styles.panel_layout(runs, panels)
+    split = panels != "none"
+    references = [panel_references(runs, panel) if with_references else {} for panel in layout]
+    if split:
+        fig, columns = split_axes(
+            pyplot,
+            layout,
+            [len(panel.keys) + len(lines) for panel, lines in zip(layout, references)],
+        )
+    else:
+        fig, (ax_bw, ax_lat) = pyplot.subplots(1, 2, figsize=(13, 5))
+        columns = [(ax_bw, ax_lat, None)]
+    looks = styles.series_styles({key for run in runs for key in run.series})
+    sizes = [size for run in runs for points in run.series.values() for size in points]
+    shared_handles = []
+    for panel, lines, (ax_bw, ax_lat, ax_key) in zip(layout, references, columns):
+        left_off = draw_panel(ax_bw, ax_lat, runs, panel, looks)
+        has_latency = bool(ax_lat.get_lines())
+        handles = series_handles(panel, looks) + draw_references(ax_bw, lines)
+        label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency, panel.title)
+        note_left_off(ax_lat, left_off, has_latency)
+        if ax_key is None:
+            shared_handles += handles
+            continue
+        ax_key.legend(
+            handles=handles,
+            loc="upper center",
+            fontsize=7.5,
+            ncol=legend_columns(len(handles)),
+            frameon=False,
+            title=clip(panel.title),
+            title_fontsize=8,
+        )
+        if ax_bw is not columns[0][0]:
+            ax_bw.set_ylabel("")
+            ax_lat.set_ylabel("")
+    if with_references and not any(references):
+        print(
+            "plot.py: note: no reference line: the context names no link rate this tool knows "
+            "for these series",
+            file=sys.stderr,
+        )
+    add_heading(fig, runs)
+    add_legend(fig, shared_handles + run_handles(runs))
+    fig.tight_layout()
+    return fig
+
+
+def panel_axes(fig):
+    """The axes that hold curves (not the blank ones under legends)."""
+    return [ax for ax in fig.axes if ax.axison]
+
+
+@contextlib.contextmanager
+def text_as_written():
+    """Labels drawn as the files write them: a '$' in a row or host name starts no formula, and
+    a character the font lacks is drawn as a box without a warning for each."""
+    import matplotlib
+
+    settings = {"text.parse_math": False} if "text.parse_math" in matplotlib.rcParams else {}
+    with matplotlib.rc_context(settings), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
+        yield
+
+
+def render_curves(runs, out, with_references, panels="none", bandwidth_axis="log"):
+    pyplot = import_pyplot()
+    with text_as_written():
+        fig = build_curves_figure(pyplot, runs, with_references, panels, bandwidth_axis)
+        save_figure(pyplot, fig, out)
+
+
+def render_matrices(matrices, out):
+    pyplot = import_pyplot()
+    with text_as_written():
+        fig = build_matrix_figure(pyplot, matrices)
+        save_figure(pyplot, fig, out)
+
+
+def build_matrix_figure(pyplot, matrices):
+    """A heatmap per run, one colour scale."""
+    count = len(matrices)
+    fig, axes = pyplot.subplots(1, count, figsize=(1.5 + 5 * count, 5), squeeze=False)
+    values = [v for m in matrices for row in m.cells for v in row if v is not None]
+    vmax = max(values)
+    cmap = pyplot.get_cmap("viridis").copy()
+    cmap.set_bad("0.88")
+    for ax, matrix in zip(axes[0], matrices):
+        # imshow masks NaN: absent cells take the colormap's "bad" grey.
+        data = [[math.nan if v is None else v for v in row] for row in matrix.cells]
+        image = ax.imshow(data, cmap=cmap, vmin=0, vmax=vmax)
+        annotate_cells(ax, matrix.cells, vmax)
+        ticks = range(len(matrix.cells))
+        ax.set_xticks(ticks)
+        ax.set_yticks(ticks)
+        ax.set_xlabel("destination GPU")
+        ax.set_ylabel("source GPU")
+        label = "\n".join(textwrap.wrap(clip(matrix.label), 48))
+        ax.set_title(f"{label}\n{clip(matrix.title())}", fontsize=10)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.85, label="bandwidth (GB/s, 1 GB = 1e9 B)")
+    fig.suptitle(
+        "xferbench: GPU pair bandwidth", fontsize=13, fontweight="bold", va="bottom", y=1.0
+    )
+    return fig
+
+
+def annotate_cells(ax, cells, vmax):
+    for src, row in enumerate(cells):
+        for dst, value in enumerate(row):
+            text = "-" if value is None else f"{value:.1f}"
+            dark = value is not None and value < 0.6 * vmax
+            ax.text(
+                dst,
+                src,
+                text,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if dark else "black",
+            )
+
+
+def save_figure(pyplot, fig, out):
+    try:
+        fig.savefig(out, dpi=150, bbox_inches="tight")
+    except OSError as e:
+        raise InputError(f"{out}: cannot write: {e.strerror}") from None
+    finally:
+        pyplot.close(fig)

@@ -1,0 +1,221 @@
+"""What machine and software a run ran on, from its context: the machine identity (its make-up,
+host names left out), every fact worth showing in a difference, and a label for charts.
+
+The context is a result document's "context" object: Google Benchmark's fields (host_name,
+num_cpus, library_build_type, ...) and xferbench's typed "xferbench" object."""
+
+import json
+import math
+from collections import Counter
+
+from . import files
+from .text import clip
+
+# The make-up two runs must share to be compared as the same machine.
+IDENTITY_FIELDS = (
+    "gpus",
+    "gpu_links",
+    "cuda_driver",
+    "cuda_runtime",
+    "nccl",
+    "mpi_library",
+    "mpi_cuda_aware",
+    "world_size",
+    "num_cpus",
+)
+
+
+def mapping(value):
+    """value if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def first_item(value):
+    """The first element of a JSON array if it is an object, else {}."""
+    return mapping(value[0]) if isinstance(value, list) and value else {}
+
+
+def text_or_none(value):
+    """A non-empty string, else None: labels are made of strings only."""
+    return value if isinstance(value, str) and value else None
+
+
+def context_of(document):
+    """A result document's context object ({} when absent)."""
+    return mapping(document.get("context"))
+
+
+def xferbench_context(context):
+    """context.xferbench (also when stored as a JSON string), or None when the run does not
+    say (plain Google Benchmark JSON)."""
+    xferbench = context.get("xferbench")
+    if isinstance(xferbench, str):
+        try:
+            xferbench = files.parse_json_text(xferbench)
+        except (ValueError, RecursionError):
+            return None
+        if files.nesting_depth(xferbench) > files.MAX_NESTING:
+            return None
+    return xferbench if isinstance(xferbench, dict) else None
+
+
+def plain(value):
+    """value with every NaN and infinity written as a string, so contexts compare equal to
+    themselves and render as strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
+
+
+def describe_gpus(devices):
+    if not isinstance(devices, list):
+        return None
+    counts = Counter(str(d.get("name")) for d in devices if isinstance(d, dict))
+    return ", ".join(f"{name} x{n}" for name, n in sorted(counts.items()))
+
+
+def describe_links(pairs):
+    if not isinstance(pairs, list):
+        return None
+    links = []
+    for pair in (p for p in pairs if isinstance(p, dict)):
+        text = f"{pair.get('src')}-{pair.get('dst')} {pair.get('link')}"
+        if pair.get("nvlink_count"):
+            text += f" x{pair['nvlink_count']}"
+        if pair.get("pcie_relation"):
+            text += f" {pair['pcie_relation']}"
+        if pair.get("p2p") is False:
+            text += " no-p2p"
+        links.append(text)
+    return "; ".join(links)
+
+
+def describe_hosts(ranks):
+    if not isinstance(ranks, list):
+        return None
+    hosts = [str(r.get("host")) for r in ranks if isinstance(r, dict)]
+    return ",".join(dict.fromkeys(hosts))
+
+
+def describe_skipped(skipped):
+    if not isinstance(skipped, list):
+        return None
+    return "; ".join(f"{s.get('path')} ({s.get('reason')})" for s in skipped if isinstance(s, dict))
+
+
+def machine_identity(context):
+    """The machine's make-up (IDENTITY_FIELDS: GPU models and count, GPU links, CUDA driver and
+    runtime, NCCL, MPI library and CUDA-awareness, world size, CPUs) as a JSON-able dict of
+    strings and numbers, or None when the file does not say (no context.xferbench)."""
+    xferbench = xferbench_context(context)
+    if xferbench is None:
+        return None
+    cuda = mapping(xferbench.get("cuda"))
+    mpi = mapping(xferbench.get("mpi"))
+    return plain(
+        {
+            "gpus": describe_gpus(cuda.get("devices")),
+            "gpu_links": describe_links(cuda.get("pairs")),
+            "cuda_driver": cuda.get("driver_version"),
+            "cuda_runtime": cuda.get("runtime_version"),
+            "nccl": mapping(xferbench.get("nccl")).get("version"),
+            "mpi_library": mpi.get("library"),
+            "mpi_cuda_aware": mpi.get("cuda_aware"),
+            "world_size": xferbench.get("world_size"),
+            "num_cpus": context.get("num_cpus"),
+        }
+    )
+
+
+def run_facts(context):
+    """Everything worth showing in a context difference: the identity and the rest (hosts,
+    build type, versions, revision, skipped paths, recorded environment variables)."""
+    xferbench = xferbench_context(context) or {}
+    facts = machine_identity(context) or {"num_cpus": context.get("num_cpus")}
+    facts.update(
+        {
+            "hosts": describe_hosts(xferbench.get("ranks")),
+            "host_name": context.get("host_name"),
+            "library_build_type": context.get("library_build_type"),
+            "benchmark_version": (
+                xferbench.get("benchmark_version") or context.get("library_version")
+            ),
+            "harness_version": xferbench.get("harness_version"),
+            "git_revision": xferbench.get("git_revision"),
+            "skipped_paths": describe_skipped(xferbench.get("skipped")),
+        }
+    )
+    env = xferbench.get("env")
+    for key, value in sorted(env.items() if isinstance(env, dict) else []):
+        facts[f"env {key}"] = value
+    return plain(facts)
+
+
+def gpu_name(xferbench):
+    """Rank 0's GPU model, with a count when the run saw several GPUs of that model."""
+    devices = mapping(xferbench.get("cuda")).get("devices")
+    devices = [d for d in devices if isinstance(d, dict)] if isinstance(devices, list) else []
+    if not devices:
+        return None
+    index = first_item(xferbench.get("ranks")).get("gpu")
+    device = next((d for d in devices if d.get("index") == index), devices[0])
+    name = text_or_none(device.get("name"))
+    if name and len(devices) > 1 and all(d.get("name") == name for d in devices):
+        return f"{len(devices)}x {name}"
+    return name
+
+
+def run_label(context, fallback):
+    """'host of rank 0, GPU model', else Google Benchmark's host_name, else fallback."""
+    xferbench = xferbench_context(context) or {}
+    host = text_or_none(first_item(xferbench.get("ranks")).get("host"))
+    host = host or text_or_none(context.get("host_name"))
+    parts = [p for p in (host, gpu_name(xferbench)) if p]
+    return clip(", ".join(parts) if parts else fallback)
+
+
+def software_line(xferbench):
+    """'xferbench 0.1.0 @3f9c2ab, CUDA 13.0, NCCL 2.28.3, Open MPI v4.1.6, 2 rank(s)'."""
+    parts = []
+    if xferbench.get("harness_version"):
+        revision = xferbench.get("git_revision")
+        parts.append(
+            f"xferbench {xferbench['harness_version']}" + (f" @{revision}" if revision else "")
+        )
+    cuda = mapping(xferbench.get("cuda"))
+    if cuda.get("runtime_version"):
+        parts.append(f"CUDA {cuda['runtime_version']}")
+    nccl = mapping(xferbench.get("nccl"))
+    if nccl.get("version"):
+        parts.append(f"NCCL {nccl['version']}")
+    mpi = mapping(xferbench.get("mpi"))
+    if mpi.get("library"):
+        parts.append(str(mpi["library"]).split(",")[0])
+    if xferbench.get("world_size"):
+        parts.append(f"{xferbench['world_size']} rank(s)")
+    return clip(", ".join(parts))
+
+
+def pool_values(values):
+    """One value for several files: the value if they agree, else all of them joined by |."""
+    distinct = list(dict.fromkeys(json.dumps(v, sort_keys=True) for v in values))
+    if len(distinct) == 1:
+        return values[0]
+    return " | ".join(str(json.loads(v)) for v in distinct)
+
+
+def pool_facts(fact_dicts):
+    keys = list(dict.fromkeys(k for facts in fact_dicts for k in facts))
+    return {k: pool_values([facts.get(k) for facts in fact_dicts]) for k in keys}
+
+
+def pooled_identity(contexts):
+    """The identity of several runs taken together, or None if any of them does not say."""
+    identities = [machine_identity(c) for c in contexts]
+    if any(identity is None for identity in identities):
+        return None
+    return pool_facts(identities)

@@ -1,0 +1,196 @@
+"""The figures of a result document's rows: per benchmark its samples (one per repetition, or
+the median aggregate of an aggregates-only run), its failures, and the names it was written
+under. Values that are not positive finite numbers count as absent, never as numbers."""
+
+import dataclasses
+import math
+
+from . import names
+
+TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+@dataclasses.dataclass
+class Sample:
+    """One repetition of one benchmark (or one aggregate row)."""
+
+    time_us: float | None  # real_time in microseconds
+    latency_us: float | None  # the latency_us counter
+    gbps: float | None  # the GB/s counter, else bytes_per_second / 1e9
+    ci95_pct: float | None = None  # stated 95% CI half-width of the mean, percent
+    time_limited: bool | None = None  # None: the row does not say
+
+
+@dataclasses.dataclass
+class Series:
+    """Everything one side holds for one benchmark, pooled over files."""
+
+    samples: list = dataclasses.field(default_factory=list)
+    errors: list = dataclasses.field(default_factory=list)  # why each failed row failed
+    aggregates_only: bool = False
+    legacy_names: set = dataclasses.field(default_factory=set)  # older names, as written
+
+    def extend(self, other):
+        self.samples += other.samples
+        self.errors += other.errors
+        self.aggregates_only |= other.aggregates_only
+        self.legacy_names |= other.legacy_names
+
+
+@dataclasses.dataclass
+class Group:
+    """The rows of one benchmark in one document, as written."""
+
+    repetitions: list = dataclasses.field(default_factory=list)  # run_type iteration
+    aggregates: list = dataclasses.field(default_factory=list)  # mean, median, stddev, cv
+    written: set = dataclasses.field(default_factory=set)  # normalised names as written
+
+    def counted(self):
+        """The rows that count: the repetitions, else the median aggregate (else the mean)."""
+        if self.repetitions:
+            return self.repetitions
+        by_kind = {
+            row.get("aggregate_name"): row
+            for row in self.aggregates
+            if isinstance(row.get("aggregate_name"), str)
+        }
+        return next(([by_kind[kind]] for kind in ("median", "mean") if kind in by_kind), [])
+
+
+def is_number(value):
+    """A finite int or float (not a bool; not an int too large for a float)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def positive(value):
+    return float(value) if is_number(value) and value > 0 else None
+
+
+def shown(value, width=40):
+    """repr(value), cut to width characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def is_aggregate(row):
+    return row.get("run_type") == "aggregate"
+
+
+def is_failed(row):
+    """Failed or skipped: error_occurred (Google Benchmark 1.7.x) or skipped (1.8.x)."""
+    return bool(row.get("error_occurred") or row.get("skipped"))
+
+
+def failure_message(row):
+    message = row.get("error_message") or row.get("skip_message") or "failed"
+    return message if isinstance(message, str) else shown(message)
+
+
+def row_time_us(row):
+    """real_time in microseconds: a positive finite number, else None."""
+    real_time = positive(row.get("real_time"))
+    unit = row.get("time_unit", "ns")
+    if real_time is None or not isinstance(unit, str) or unit not in TIME_UNIT_TO_US:
+        return None
+    time_us = real_time * TIME_UNIT_TO_US[unit]
+    return time_us if 0 < time_us < math.inf else None
+
+
+def row_problem(row):
+    """Why a row has no valid time (failed, skipped, bad value), or None."""
+    if is_failed(row):
+        return failure_message(row)
+    unit = row.get("time_unit", "ns")
+    if not isinstance(unit, str) or unit not in TIME_UNIT_TO_US:
+        return f"unknown time_unit {shown(unit)}"
+    if row_time_us(row) is None:
+        if positive(row.get("real_time")) is not None:
+            return f"real_time {shown(row.get('real_time'))} {unit} is out of range in microseconds"
+        return f"no valid real_time ({shown(row.get('real_time'))})"
+    return None
+
+
+def row_gbps(row):
+    """GB/s (1e9 B/s): the GB/s counter, else bytes_per_second / 1e9."""
+    gbps = positive(row.get("GB/s"))
+    if gbps is None and positive(row.get("bytes_per_second")):
+        gbps = positive(row["bytes_per_second"] / 1e9)
+    return gbps
+
+
+def stated_ci95(row):
+    """The row's ci95_pct if it is a finite number >= 0, else None."""
+    value = row.get("ci95_pct")
+    return float(value) if is_number(value) and value >= 0 else None
+
+
+def stated_time_limited(row):
+    """True/False from a 1/0 time_limited counter; None if absent or odd."""
+    value = row.get("time_limited")
+    return bool(value) if is_number(value) and value in (0, 1) else None
+
+
+def row_sample(row, stated=True):
+    """One sample; stated=False ignores the row's own uncertainty counters (an aggregate row's
+    ci95_pct is not the uncertainty of its value)."""
+    sample = Sample(row_time_us(row), positive(row.get("latency_us")), row_gbps(row))
+    if stated:
+        sample.ci95_pct = stated_ci95(row)
+        sample.time_limited = stated_time_limited(row)
+    return sample
+
+
+def written_name(row):
+    """The normalised name of the benchmark a row belongs to, as written."""
+    name = row.get("run_name")
+    if not isinstance(name, str):
+        name = str(row.get("name"))
+        suffix = f"_{row.get('aggregate_name')}"
+        if is_aggregate(row) and name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return names.normalise_name(name)
+
+
+def benchmark_name(row):
+    """The name a row is matched, shown and reported by: its written name, under its current
+    name where an older file named it otherwise (names.canonical_name)."""
+    return names.canonical_name(written_name(row))
+
+
+def grouped_rows(document):
+    """{benchmark name: Group} of a loaded result document, in file order."""
+    groups = {}
+    for row in document["benchmarks"]:
+        written = written_name(row)
+        group = groups.setdefault(names.canonical_name(written), Group())
+        (group.aggregates if is_aggregate(row) else group.repetitions).append(row)
+        group.written.add(written)
+    return groups
+
+
+def series_from_rows(rows, aggregates_only):
+    series = Series(aggregates_only=aggregates_only)
+    for row in rows:
+        problem = row_problem(row)
+        if problem:
+            series.errors.append(problem)
+        else:
+            series.samples.append(row_sample(row, not aggregates_only))
+    return series
+
+
+def series_from_document(document):
+    """{benchmark name: Series} of a loaded result document: each benchmark's repetitions, or
+    where it has none its median aggregate (else mean) as one sample."""
+    result = {}
+    for name, group in grouped_rows(document).items():
+        rows = group.counted()
+        if rows:
+            result[name] = series_from_rows(rows, not group.repetitions)
+            result[name].legacy_names = group.written - {name}
+    return result
