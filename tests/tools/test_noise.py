@@ -61,8 +61,16 @@ class Learning(unittest.TestCase):
         wild = noise.learn_noise(history)
         for row, t in base.items():
             self.assertAlmostEqual(wild.rows[row].baseline / t, 1.0, delta=0.02)
-        family = FAMILY
-        self.assertGreater(wild.families[family].sigma, 5 * calm.families[family].sigma)
+        self.assertGreater(wild.families[FAMILY].sigma, 5 * calm.families[FAMILY].sigma)
+
+    def test_one_wild_value_of_a_row_does_not_move_its_baseline_but_widens_its_noise(self):
+        history, base = family_history(20, shift_sd=0.01, row_sd=0.01)
+        row = sorted(base)[2]
+        calm = noise.learn_noise(history).rows[row]
+        history[7][row] *= 2.5
+        wild = noise.learn_noise(history).rows[row]
+        self.assertAlmostEqual(wild.baseline / base[row], 1.0, delta=0.01)
+        self.assertGreater(wild.sigma, 5 * calm.sigma)
 
     def test_failed_and_missing_values_are_left_out_not_read_as_numbers(self):
         history, base = family_history(12, shift_sd=0.01, row_sd=0.01)
