@@ -41,18 +41,21 @@ def energy_profile(values, min_size=MIN_SIZE):
     Q[k, t] compares values[k, :t] with values[k, t:]; splits leaving fewer than min_size
     values on a side are -inf."""
     values = np.atleast_2d(values)
-    n = values.shape[1]
+    count, n = values.shape
     distance = np.abs(values[:, :, None] - values[:, None, :])
-    sums = np.zeros((values.shape[0], n + 1, n + 1))
-    sums[:, 1:, 1:] = distance.cumsum(axis=1).cumsum(axis=2)
-    q = np.full((values.shape[0], n + 1), -np.inf)
+    # Sums over the first t runs: of their distances to every run, and among themselves.
+    to_all = np.zeros((count, n + 1))
+    to_all[:, 1:] = distance.sum(axis=2).cumsum(axis=1)
+    among = np.zeros((count, n + 1))
+    among[:, 1:] = 2 * np.tril(distance, -1).sum(axis=2).cumsum(axis=1)
+    q = np.full((count, n + 1), -np.inf)
     t = np.arange(min_size, n - min_size + 1)
     if t.size == 0:
         return q
     m = n - t
-    block = sums[:, t, t]  # twice the distances within the part before t
-    across = sums[:, t, n] - block  # between the parts
-    after = sums[:, n, n][:, None] - 2 * sums[:, t, n] + block  # twice those within after t
+    block = among[:, t]  # twice the distances within the part before t
+    across = to_all[:, t] - block  # between the parts
+    after = to_all[:, n][:, None] - 2 * to_all[:, t] + block  # twice those within after t
     energy = 2 * across / (t * m) - block / (t * (t - 1)) - after / (m * (m - 1))
     q[:, t] = t * m / n * energy
     return q

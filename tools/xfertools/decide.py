@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from . import changepoint, noise
 from .noise import FAILED, MIN_RUNS, family_of
@@ -113,12 +113,13 @@ def benjamini_hochberg(p_values, alpha):
 
 
 def p_value(shift, sd, df):
-    return float(2 * stats.t.sf(abs(shift) / sd, df))
+    """Two-sided p of a shift with Student's t noise (normal when df is inf)."""
+    return float(2 * special.stdtr(df, -abs(shift) / sd))
 
 
 def detectable(sd, df, alpha, tests, min_effect):
     """Smallest log shift flagged whatever else happened: BH always rejects p <= alpha/tests."""
-    critical = float(stats.t.isf(alpha / (2 * max(tests, 1)), df))
+    critical = -float(special.stdtrit(df, alpha / (2 * max(tests, 1))))
     return max(critical * sd, math.log1p(min_effect))
 
 
