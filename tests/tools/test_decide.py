@@ -71,7 +71,7 @@ class FamilyShift(unittest.TestCase):
         made = one_family(EARLIER + 1, shift_sd=0.01, row_sd=0.02)
         model = noise.learn_noise(made.runs[:EARLIER])
         new = scaled(made.runs[EARLIER], 1.2, made.base)
-        judgement = decide.judge(made.runs[:EARLIER], new, model)
+        judgement = decide.judge(new, model)
         family = judgement.families[0]
         self.assertEqual(family.verdict, REGRESSION)
         self.assertAlmostEqual(family.test.shift_pct, 20, delta=4)
@@ -86,7 +86,7 @@ class FamilyShift(unittest.TestCase):
 
         def verdict(factor):
             run = {row: r.baseline * factor for row, r in model.rows.items()}
-            return decide.judge(made.runs[:EARLIER], run, model).families[0].verdict
+            return decide.judge(run, model).families[0].verdict
 
         self.assertEqual(verdict(1 + 1.05 * least), REGRESSION)
         self.assertEqual(verdict(1 + 0.95 * least), NO_CHANGE)
@@ -170,7 +170,7 @@ class Rows(unittest.TestCase):
         # some rows would be flagged by chance; with Benjamini-Hochberg none is.
         made = synthetic.history(runs=EARLIER + 1, families=40, rows=(25, 25), seed=7)
         model = noise.learn_noise(made.runs[:EARLIER])
-        judgement = decide.judge(made.runs[:EARLIER], made.runs[EARLIER], model)
+        judgement = decide.judge(made.runs[EARLIER], model)
         self.assertEqual(judgement.reasons, ())
         p_values = [r.test.p_value for r in judgement.rows if r.status == decide.JUDGED]
         self.assertEqual(len(p_values), 1000)
@@ -178,7 +178,7 @@ class Rows(unittest.TestCase):
         # And among them, one steady row 25% slower is still found.
         row = min(made.row_noise, key=made.row_noise.get)
         slower = scaled(made.runs[EARLIER], 1.25, {row})
-        flagged = [r.row for r in decide.judge(made.runs[:EARLIER], slower, model).rows
+        flagged = [r.row for r in decide.judge(slower, model).rows
                    if r.verdict == REGRESSION]
         self.assertEqual(flagged, [row])
 

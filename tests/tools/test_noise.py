@@ -120,6 +120,10 @@ class Stated(unittest.TestCase):
         self.assertAlmostEqual(row.sigma, one / math.sqrt(2))
         self.assertAlmostEqual(row.predictive_sd(one), one * math.sqrt(1.5))
 
+    def test_stated_intervals_come_one_mapping_per_run(self):
+        with self.assertRaisesRegex(ValueError, 'one mapping row -> ci95_pct per earlier run'):
+            noise.stated_noise([{'p/bytes:8': 1e-6}, {'p/bytes:8': 1e-6}], [{}])
+
     def test_a_row_without_a_stated_ci95_has_no_fallback(self):
         model = noise.stated_noise([{'p/bytes:8': 1e-6}], [{}])
         self.assertEqual(model.rows, {})

@@ -45,6 +45,7 @@ class Shift:
     detectable_pct: float  # the smallest slowdown that would have been flagged
     p_value: float  # two-sided, before false-discovery control
     df: float  # degrees of freedom of the noise (inf: stated, normal)
+    runs: int  # earlier runs the noise came from
 
 
 @dataclass(frozen=True)
@@ -140,17 +141,17 @@ class _Candidate:
     deviation: float  # log(new / baseline)
     sd: float  # predictive sd of its own effect
     weight: float
+    runs: int
 
 
 BROKEN = 'failed; it ran in the baseline'
 
 
-def _classify(model, new, history, new_stated, family_of):
+def _classify(model, new, new_stated, family_of):
     """Split rows into candidates to judge and rows reported by status only."""
-    earlier = {row for run in history for row, value in run.items()
-               if not math.isnan(noise.log_time(value))}
-    anywhere = sorted(set(earlier) | set(new) | set(model.rows) | set(model.thin)
-                      | {row for run in history for row in run})
+    # Rows that ran in the baseline (their window, for the history basis).
+    earlier = set(model.rows) | {row for row, count in model.thin.items() if count}
+    anywhere = sorted(set(new) | set(model.rows) | set(model.thin))
     candidates, reported = [], []
     for row in anywhere:
         family = model.rows[row].family if row in model.rows else family_of(row)
@@ -178,7 +179,8 @@ def _classify(model, new, history, new_stated, family_of):
                                               'no stated ci95 in the new run'))
                     continue
             candidates.append(_Candidate(row, family, value - math.log(row_noise.baseline),
-                                         row_noise.predictive_sd(new_sigma), row_noise.weight))
+                                         row_noise.predictive_sd(new_sigma), row_noise.weight,
+                                         row_noise.runs))
     return candidates, reported
 
 
@@ -187,21 +189,21 @@ def _reported(row, family, status, note):
 
 
 def _family_tests(model, candidates):
-    """Per family with candidates: (shift, sd, df, members)."""
+    """Per family with candidates: (shift, sd, df, runs)."""
     out = {}
     for name in dict.fromkeys(c.family for c in candidates):
         members = [c for c in candidates if c.family == name]
         deviations = [c.deviation for c in members]
+        family_noise = model.families[name]
         if model.basis == 'history':
             weights = [c.weight for c in members]
-            family_noise = model.families[name]
             sd, df = family_noise.predictive_sd(), family_noise.df
         else:
             sds = np.array([c.sd for c in members])
             weights = noise.row_weights(sds)
             sd = float(np.sqrt(np.sum(weights**2 * sds**2)) / np.sum(weights))
             df = math.inf
-        out[name] = (noise.weighted_shift(deviations, weights), sd, df, members)
+        out[name] = (noise.weighted_shift(deviations, weights), sd, df, family_noise.runs)
     return out
 
 
@@ -244,14 +246,15 @@ def _stratified_hits(row_tests, alpha):
     return hits
 
 
-def judge(history, new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFECT,
-          fail_on_broken=True, family_of=family_of):
-    """Judge run `new` (row -> seconds or FAILED) against `model` (noise.learn_noise or
-    noise.stated_noise over `history`, the earlier runs). new_stated: row -> ci95_pct of the
-    new run, needed when the model is stated. A row that ran in the baseline and failed now
-    fails the run unless fail_on_broken is False."""
+def judge(new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFECT, fail_on_broken=True,
+          family_of=family_of):
+    """Judge run `new` (row -> seconds, FAILED for a failed row; anything that is not a
+    positive time counts as failed) against `model` (noise.learn_noise or noise.stated_noise of
+    the earlier runs). new_stated: row -> ci95_pct of the new run, needed when the model is
+    stated. A row that ran in the baseline and failed now fails the run unless fail_on_broken
+    is False."""
     practical = math.log1p(min_effect)
-    candidates, reported = _classify(model, new, history, new_stated, family_of)
+    candidates, reported = _classify(model, new, new_stated, family_of)
     families = _family_tests(model, candidates)
 
     names = list(families)
@@ -259,10 +262,10 @@ def judge(history, new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFE
     family_hit = benjamini_hochberg(family_p, alpha)
     family_results = {}
     for name, p, hit in zip(names, family_p, family_hit):
-        shift, sd, df, _ = families[name]
+        shift, sd, df, runs = families[name]
         verdict = _direction(shift) if hit and abs(shift) >= practical else NO_CHANGE
         least = detectable(sd, df, alpha, len(names), min_effect)
-        family_results[name] = (verdict, Shift(_pct(shift), _pct(sd), _pct(least), p, df))
+        family_results[name] = (verdict, Shift(_pct(shift), _pct(sd), _pct(least), p, df, runs))
 
     row_tests = [_row_test(c, families[c.family], family_results[c.family][0],
                            model.rows[c.row].df) for c in candidates]
@@ -273,7 +276,7 @@ def judge(history, new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFE
         c = t.candidate
         flagged = hit and abs(t.effect) >= practical and abs(c.deviation) >= practical
         least = detectable(t.whole_sd, t.whole_df, alpha, stratum[t.relative_to], min_effect)
-        test = Shift(_pct(t.effect), _pct(t.sd), _pct(least), t.p, t.df)
+        test = Shift(_pct(t.effect), _pct(t.sd), _pct(least), t.p, t.df, c.runs)
         rows.append(RowJudgement(c.row, c.family, JUDGED,
                                  _direction(t.effect) if flagged else NO_CHANGE,
                                  _pct(c.deviation), test, t.relative_to, ''))
@@ -319,8 +322,9 @@ def _summary(model, rows, family_results, alpha, min_effect, fail_on_broken):
 
 def basis_note(model):
     if model.basis == 'history':
-        return (f'noise learned from {model.runs} earlier runs: each family\'s shift between '
-                'runs and each row\'s own movement beyond it')
+        return (f'noise learned from {model.runs} earlier runs (each row and family from those '
+                'since its last change): how each family shifts between runs, and how each row '
+                'moves beyond its family')
     return (f'only {model.runs} earlier run{"s" if model.runs != 1 else ""} ({MIN_RUNS} needed '
             'to learn noise): judged by the rows\' stated ci95, which covers the noise within '
             'a run, not how a family moves between runs')
@@ -345,4 +349,4 @@ def check(history, new, stated=None, new_stated=None, cap=changepoint.CAP, alpha
                            'and no stated ci95 to fall back on')
     else:
         model = noise.stated_noise(history, stated, family_of)
-    return judge(history, new, model, new_stated, alpha, min_effect, fail_on_broken, family_of)
+    return judge(new, model, new_stated, alpha, min_effect, fail_on_broken, family_of)

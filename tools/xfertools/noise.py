@@ -211,10 +211,16 @@ class FamilyNoise:
 @dataclass(frozen=True)
 class NoiseModel:
     basis: str  # 'history' or 'stated'
-    runs: int  # earlier runs given
+    runs: int  # earlier runs the noise comes from (within the baseline windows)
     families: dict  # family -> FamilyNoise
     rows: dict  # row -> RowNoise (rows with a usable baseline only)
     thin: dict  # row -> how many earlier values it had, for rows too thin to judge
+
+
+def _check_stated(history, stated):
+    if stated is not None and len(stated) != len(history):
+        raise ValueError(f'stated: one mapping row -> ci95_pct per earlier run expected, '
+                         f'got {len(stated)} for {len(history)} runs')
 
 
 def _median_stated(stated, rows, runs_used):
@@ -234,6 +240,7 @@ def learn_noise(history, starts=None, stated=None, family_of=family_of, min_runs
     one). Rows with fewer than min_runs values in their window are left out, counted in thin."""
     if not enough_history(len(history), min_runs):
         raise ValueError(f'{len(history)} earlier runs; noise needs {min_runs} (use stated_noise)')
+    _check_stated(history, stated)
     tab = table(history, starts=starts, family_of=family_of)
     model_fit = fit(tab)
     values = tab.values
@@ -264,13 +271,15 @@ def learn_noise(history, starts=None, stated=None, family_of=family_of, min_runs
         sigma = max(_rms(shifts, 1), MIN_SIGMA)
         families[name] = FamilyNoise(name, 'history', runs, members, sigma, runs - 1,
                                      tuple(float(s) for s in shifts))
-    return NoiseModel('history', len(history), families, rows, thin)
+    used_runs = int(np.sum(np.any(~np.isnan(values), axis=1)))
+    return NoiseModel('history', used_runs, families, rows, thin)
 
 
 def stated_noise(history, stated, family_of=family_of):
     """The fallback model for fewer than MIN_RUNS earlier runs: each row's baseline is the
     geometric mean of its earlier times and its uncertainty comes from their stated ci95_pct
     only. Such spreads are within-run: they do not see how a family moves between processes."""
+    _check_stated(history, stated)
     tab = table(history, family_of=family_of)
     rows, thin = {}, {}
     for j, row in enumerate(tab.rows):
