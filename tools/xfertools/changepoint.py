@@ -70,7 +70,7 @@ def _best_split(values, min_size):
 def _split_p_value(values, observed, min_size, permutations, alpha, rng):
     """Share of shuffles whose best split is at least `observed`; stops once it cannot reach
     alpha (then the share so far, which is then above alpha)."""
-    allowed = alpha * (permutations + 1) - 1  # exceedances a confirmed split may have
+    allowed = math.floor(alpha * (permutations + 1) + 1e-9) - 1  # exceedances a split may have
     exceeded = done = 0
     while done < permutations:
         batch = min(CHUNK, permutations - done)

@@ -7,7 +7,7 @@ comes from one seed, so a history is the same wherever it is made.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class History:
     base: dict  # row -> seconds without noise or steps
     row_noise: dict  # row -> sigma of its own movement (log)
     family_noise: dict  # family -> sigma of its shared shift (log)
-    steps: tuple = field(default=())
+    steps: tuple = ()
 
 
 def family_names(count):
