@@ -8,15 +8,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "block_cache.hpp"
 #include "context.hpp"
 #include "error.hpp"
 #include "floor.hpp"
 #include "host_memory.hpp"
+#include "merge.hpp"
 #include "paths.hpp"
 #include "preflight.hpp"
 #include "reporter.hpp"
@@ -192,7 +195,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
   }
-  const xfer::Plan plan{config.visits, config.repetitions, config.interleave, config.seed};
+  const xfer::Plan plan{config.visits, config.jobs, config.repetitions, config.interleave,
+                        config.seed};
   xfer::Runner runner(registry, selection.rows, floors(config, registry, selection.rows), plan,
                       xfer::Harness{config, world, watchdog}, started);
   runner.register_rows();
@@ -222,12 +226,40 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     reporter.stop_early(e.what());
     stopped = true;
   }
+  xfer::release_kept_blocks();  // before MPI and CUDA go away
   if (stopped || !runner.stop_reason().empty()) {
     if (!stopped && world.is_root())  // it happened in the last visit
       std::fprintf(stderr, "xferbench: %s\n", runner.stop_reason().c_str());
     return std::max(1, exit_status(reporter, registry, world));
   }
   return exit_status(reporter, registry, world);
+}
+
+// --xfer_merge: the result files of separate jobs become one result, reported as a run's.
+int merge(int argc, char** argv, const xfer::CommandLine& cl,
+          std::chrono::steady_clock::time_point started) {
+  xfer::World world(&argc, &argv);
+  const xfer::Config& config = cl.config;
+  if (const std::string error = xfer::preflight_output(config, world); !error.empty()) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", error.c_str());
+    return 2;
+  }
+  std::unique_ptr<xfer::Merge> merged;
+  try {
+    merged = std::make_unique<xfer::Merge>(config.merge);
+  } catch (const xfer::UsageError& e) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
+    return 2;
+  }
+  merged->register_rows();
+  // The summary's wall time is the whole run's: the jobs' and the merge's.
+  const auto whole_run =
+      started - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(merged->jobs_wall_s()));
+  xfer::RankZeroReporter reporter(config, world, merged->context(), merged->skips(), whole_run,
+                                  [&merged] { return merged->visits_json(); });
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  return reporter.failed_rows().empty() && !reporter.output_failed() ? 0 : 1;
 }
 
 }  // namespace
@@ -264,6 +296,7 @@ int main(int argc, char** argv) {
   benchmark_args.push_back("--benchmark_out=");
   if (!initialize_benchmark(benchmark_args)) return 2;
   try {
+    if (!cl.config.merge.empty()) return merge(argc, argv, cl, started);
     return run(argc, argv, cl, started);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xferbench: %s\n", e.what());

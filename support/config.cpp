@@ -121,6 +121,12 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.visits = parse_int(f, v, 1, 1000, "a whole number from 1 to 1000");
        }},
+      {"xfer_jobs", "XFER_JOBS", "N",
+       "this run is one of N separate MPI jobs whose results are merged (--xfer_merge): each "
+       "visit gets 1/(visits x N) of a row's time (default 1; tools/run sets it)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.jobs = parse_int(f, v, 1, 64, "a whole number from 1 to 64");
+       }},
       {"xfer_seed", "XFER_SEED", "N",
        "order of the visits (default: a new one each run, recorded in the result file)",
        [](Config& c, const std::string& f, const std::string& v) {
@@ -131,6 +137,13 @@ const std::vector<Flag>& flags() {
        "(default: measured per path, docs/reproducibility.md; 0 where tools/run merges jobs)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.floor_pct = parse_number(f, v, 0, 100, "a percentage from 0 to 100");
+       }},
+      {"xfer_merge", "XFER_MERGE", "FILE,FILE[,...]",
+       "measure nothing: merge result files of separate MPI jobs of one run into one result "
+       "(tools/run does this; docs/reproducibility.md)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.merge = split_list(v);
+         if (c.merge.size() < 2) throw UsageError(f + "='" + v + "': expected FILE,FILE[,...]");
        }},
       {"xfer_window", "XFER_WINDOW", "N",
        "messages in flight in mode:stream and mode:bidir (default 64, as osu_bw)",
@@ -325,7 +338,7 @@ std::string settings_fingerprint(const CommandLine& cl) {
   for (const auto& host : c.test_hosts) out << host << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   out << '\n'
-      << c.modes_given << ' ' << c.visits << ' ' << c.seed << ' ' << c.floor_pct << ' '
+      << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.seed << ' ' << c.floor_pct << ' '
       << c.repetitions << ' ' << c.interleave << ' ' << c.test_shift_pct << '\n'
       << c.filter << '\n'
       << c.test_slowdown << '\n'
@@ -459,6 +472,9 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   cl.benchmark_args.push_back(benchmark_min_time_arg(gb_major, gb_minor));
   cl.benchmark_args.push_back("--benchmark_filter=.");  // only the selected rows are registered
   cl.benchmark_args.push_back("--benchmark_enable_random_interleaving=false");
+  if (!c.merge.empty() && !c.filter.empty())
+    throw UsageError("--xfer_merge merges every row: filter the merged file instead "
+                     "(tools/compare.py --filter, tools/plot.py --filter)");
   check_format("--benchmark_out_format", c.out_format);
   check_format("--benchmark_format", c.display_format);
 

@@ -42,8 +42,10 @@ struct Config {
   std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
   bool modes_given = false;  // --xfer_modes was set: a filter cannot add modes (selection.hpp)
   int visits = 3;            // visits per row (--xfer_visits; runner.hpp)
+  int jobs = 1;              // jobs tools/run merges this run with (--xfer_jobs)
   std::uint64_t seed = 0;    // order of the visits (--xfer_seed); 0: rank 0 draws one
   double floor_pct = -1;     // --xfer_floor; below 0: each row's measured floor (floor.hpp)
+  std::vector<std::string> merge;  // --xfer_merge: result files to merge instead of measuring
   // Google Benchmark flags xferbench acts on itself (it selects and orders the rows).
   std::string filter;          // --benchmark_filter as given
   int repetitions = 1;         // --benchmark_repetitions

@@ -83,6 +83,7 @@ json::Value base_context(const Config& config, const World& world) {
   ctx.set("warmup", config.warmup);
   json::Value plan = json::Value::object();  // how rows were visited (runner.hpp)
   plan.set("visits", config.visits);
+  plan.set("jobs", config.jobs);
   plan.set("seed", config.seed);
   plan.set("repetitions", config.repetitions);
   plan.set("shuffle_last", config.interleave);

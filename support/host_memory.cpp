@@ -2,13 +2,28 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
+#include "block_cache.hpp"
 #include "error.hpp"
 #include "sizes.hpp"
 
 namespace xfer {
 namespace {
 PagePolicy g_policy = PagePolicy::Default;
+
+BlockCache& kept_pages() {
+  static BlockCache cache([](void* p) { std::free(p); }, 4);
+  return cache;
+}
 }  // namespace
+
+void FreeHost::operator()(char* p) const noexcept {
+  if (keep)
+    kept_pages().give(p, size);
+  else
+    std::free(p);
+}
 
 void set_host_page_policy(PagePolicy policy) { g_policy = policy; }
 
@@ -20,16 +35,25 @@ PagePolicy parse_page_policy(const std::string& flag, const std::string& value) 
   throw UsageError(flag + "='" + value + "': expected default, huge, nohuge or locked");
 }
 
-HostPages allocate_pages(std::size_t bytes, const std::string& what) {
+HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh) {
   constexpr std::size_t kPage = 4096;
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const bool keep = g_policy == PagePolicy::Default;  // the experiments' pages are their own
   const std::size_t align = g_policy == PagePolicy::Huge ? kHugePage : kPage;
-  const std::size_t size = (bytes + align - 1) / align * align;
+  const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+  if (fresh) *fresh = true;
+  std::size_t kept_size = 0;
+  if (keep) {
+    if (void* p = kept_pages().take(size, &kept_size)) {
+      if (fresh) *fresh = false;
+      return HostPages(static_cast<char*>(p), FreeHost{kept_size, true});
+    }
+  }
   if (void* p = std::aligned_alloc(align, size)) {
     if (g_policy == PagePolicy::Huge) madvise(p, size, MADV_HUGEPAGE);
     if (g_policy == PagePolicy::NoHuge) madvise(p, size, MADV_NOHUGEPAGE);
     if (g_policy == PagePolicy::Locked) mlock(p, size);
-    return HostPages(static_cast<char*>(p));
+    return HostPages(static_cast<char*>(p), FreeHost{size, keep});
   }
   throw Error("cannot allocate " + format_size(bytes) + " of " + what +
               " (the system refused: out of memory, or a limit such as ulimit -v)");

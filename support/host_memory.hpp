@@ -10,14 +10,18 @@
 
 namespace xfer {
 
+// Gives the pages back for the next visit (block_cache.hpp), or to the system.
 struct FreeHost {
-  void operator()(char* p) const noexcept { std::free(p); }
+  std::size_t size = 0;
+  bool keep = true;
+  void operator()(char* p) const noexcept;
 };
 using HostPages = std::unique_ptr<char, FreeHost>;
 
-// `bytes` in whole 4 KiB pages. Throws xfer::Error "cannot allocate 4 GiB of WHAT (the system
+// `bytes` in whole 4 KiB pages, possibly pages an earlier visit used (then `*fresh` is set
+// false: they have been touched). Throws xfer::Error "cannot allocate 4 GiB of WHAT (the system
 // refused: ...)" when the system says no.
-HostPages allocate_pages(std::size_t bytes, const std::string& what);
+HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh = nullptr);
 
 // Test only (--xfer_test_host_pages), for the experiments of docs/reproducibility.md: what the
 // host buffers of allocate_pages are asked to be: the system's default, transparent huge pages

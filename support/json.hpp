@@ -1,4 +1,5 @@
-// A small JSON value for the run context: typed fields, written once, never parsed back.
+// A small JSON value for the run context: typed fields, written by every run and read back when
+// tools/run merges the result files of several jobs (parse).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,16 @@ class Value {
   const std::string& text() const { return kind_ == Kind::String ? text_ : empty_text(); }
   Value& push(Value value);
   bool is_null() const { return kind_ == Kind::Null; }
+  bool is_object() const { return kind_ == Kind::Object; }
+  bool is_array() const { return kind_ == Kind::Array; }
+  bool is_string() const { return kind_ == Kind::String; }
+  bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Double; }
+  bool is_true() const { return kind_ == Kind::Bool && bool_; }
+  // The number's value (0 for anything else).
+  double number() const;
+  // An array's items or an object's values, in order; an object's keys.
+  const std::vector<Value>& items() const { return items_; }
+  const std::vector<std::string>& keys() const { return keys_; }
 
   std::string dump(int indent = 2) const;
 
@@ -55,5 +66,10 @@ class Value {
 };
 
 std::string quote(const std::string& text);
+
+// Parses a JSON document (NaN, Infinity and -Infinity are read as numbers, as Python writes
+// them). Throws std::runtime_error naming the offset of what is wrong; nesting deeper than 100
+// is refused.
+Value parse(const std::string& text);
 
 }  // namespace xfer::json

@@ -74,4 +74,8 @@ std::string preflight(const CommandLine& cl, Config& config, const World& world,
   return output_writable(config, world);
 }
 
+std::string preflight_output(const Config& config, const World& world) {
+  return output_writable(config, world);
+}
+
 }  // namespace xfer

@@ -17,4 +17,7 @@ namespace xfer {
 std::string preflight(const CommandLine& cl, Config& config, const World& world,
                       std::uint64_t test_memory);
 
+// Only the last check: "" or why --benchmark_out cannot be written (for --xfer_merge).
+std::string preflight_output(const Config& config, const World& world);
+
 }  // namespace xfer

@@ -58,12 +58,7 @@ Runner::Runner(const Registry& registry, std::vector<std::size_t> selected,
 void Runner::register_rows() {
   for (std::size_t i = 0; i < selected_.size(); ++i) {
     const RowSpec& spec = registry_.rows()[selected_[i]];
-    benchmark::RegisterBenchmark(spec.family.c_str(),
-                                 [this, i](benchmark::State& state) { report(state, i); })
-        ->Arg(static_cast<std::int64_t>(spec.bytes))
-        ->ArgName("bytes")
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
+    register_row(spec.family, spec.bytes, [this, i](benchmark::State& state) { report(state, i); });
   }
 }
 
@@ -71,11 +66,12 @@ Row Runner::row_for(const Slot& slot) const {
   const RowSpec& spec = registry_.rows()[selected_[slot.row]];
   // Each visit gets its share of the row's time and minimums, and a pattern of its own.
   Precision share = h_.config.precision;
-  const double visits = plan_.visits;
+  const double visits = plan_.visits * plan_.jobs;  // the row's visits in all jobs together
   share.max_time_s /= visits;
   share.min_time_s /= visits;
   share.min_messages =
       static_cast<std::int64_t>(std::ceil(static_cast<double>(share.min_messages) / visits));
+  share.min_samples_on_time = visits >= 3 ? 1 : 2;
   const auto ordinal = static_cast<std::uint64_t>(slot.round * plan_.repetitions + slot.repetition);
   const std::uint64_t seed = mix64(spec.seed + ordinal);
   double scale = random_factor(h_.config.test_shift_pct, mix64(seed ^ 0x5EEDULL));

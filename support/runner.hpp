@@ -28,6 +28,7 @@ namespace xfer {
 
 struct Plan {
   int visits = 1;       // per reported figure
+  int jobs = 1;         // separate jobs whose figures will be merged: each gets 1/jobs of the time
   int repetitions = 1;  // Google Benchmark's --benchmark_repetitions
   bool shuffle_last = false;  // --benchmark_enable_random_interleaving
   std::uint64_t seed = 0;

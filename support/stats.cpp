@@ -98,7 +98,9 @@ Stop should_stop(const SampleSet& samples, const Precision& precision, double el
   if (samples.count() >= Precision::kMinSamples && samples.ci95_pct() <= precision.target_pct)
     return Stop::Precise;
   const double limit = std::max(precision.max_time_s, precision.min_time_s);
-  if (samples.count() >= 2 && elapsed_s >= limit) return Stop::TimeLimit;
+  if (samples.count() >= std::max<std::size_t>(1, precision.min_samples_on_time) &&
+      elapsed_s >= limit)
+    return Stop::TimeLimit;
   return Stop::No;
 }
 

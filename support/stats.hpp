@@ -56,13 +56,16 @@ struct Precision {
   double max_time_s = 0.2;        // or once the timed loop has run this long (wall time)
   double min_time_s = 0;          // but never before this much timed time...
   std::int64_t min_messages = 0;  // ...and this many messages
+  // Samples before the time limit may stop a row: 2 give it a spread of its own; a visit of a
+  // row with 3 or more visits may stop at 1, the spread between visits being its measure.
+  std::size_t min_samples_on_time = 2;
 };
 
 enum class Stop { No = 0, Precise = 1, TimeLimit = 2 };
 
 // After a sample: `elapsed_s` is the wall time since the row's timed loop began, `timed_s` and
 // `messages` what has been timed so far. The minimums always hold; precision needs
-// kMinSamples; the time limit needs 2 samples (a spread) and is max(max_time_s, min_time_s).
+// kMinSamples; the time limit needs min_samples_on_time and is max(max_time_s, min_time_s).
 Stop should_stop(const SampleSet& samples, const Precision& precision, double elapsed_s,
                  double timed_s, std::int64_t messages);
 

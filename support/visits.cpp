@@ -15,19 +15,26 @@ double between_ci95_pct(const std::vector<double>& values) {
 
 namespace {
 
-// The interval the visits' own samples give the mean of their means.
+// The interval the visits' own samples give the mean of their means. A visit of one sample has
+// no spread of its own: with several visits, the spread between them speaks for it; alone, it
+// states 100%.
 double within_ci95_pct(const std::vector<VisitRecord>& visits, double mean) {
   double sum_sq = 0;
   int n = 0;
+  int with_spread = 0;
   for (const auto& r : visits) {
     if (!r.visit.measured()) continue;
+    ++n;
     const Measurement& m = r.visit.measurement();
     const double ci = m.per_message.ci95_pct();
-    const double half = (std::isfinite(ci) ? ci : 100.0) / 100 * (m.seconds / m.messages);
+    if (!std::isfinite(ci)) continue;
+    const double half = ci / 100 * (m.seconds / static_cast<double>(m.messages));
     sum_sq += half * half;
-    ++n;
+    ++with_spread;
   }
-  return n == 0 || !(mean > 0) ? 0 : std::sqrt(sum_sq) / n / mean * 100;
+  if (n == 0 || !(mean > 0)) return 0;
+  if (with_spread == 0) return n == 1 ? 100 : 0;
+  return std::sqrt(sum_sq) / with_spread / mean * 100;
 }
 
 std::string precision_label(double ci95_pct, bool time_limited) {
@@ -38,10 +45,17 @@ std::string precision_label(double ci95_pct, bool time_limited) {
 
 }  // namespace
 
+double stated_ci95_pct(const std::vector<double>& means, double within_pct, double floor_pct) {
+  const double replicas = std::max(between_ci95_pct(means), within_pct);
+  const double stated = std::sqrt(replicas * replicas + floor_pct * floor_pct);
+  return std::isfinite(stated) ? stated : 100;  // JSON has no infinity
+}
+
 Figure combine(const std::vector<VisitRecord>& visits, double floor_pct) {
   Figure f;
   std::vector<double> means;
   double fastest = 0;
+  SampleSet samples;
   for (const auto& r : visits) {
     const Visit& v = r.visit;
     if (v.failed()) {
@@ -53,7 +67,7 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct) {
     means.push_back(m.seconds / static_cast<double>(m.messages));
     fastest += m.fastest / static_cast<double>(m.messages);
     f.messages += m.messages;
-    f.samples.merge(m.per_message);
+    samples.merge(m.per_message);
     f.time_limited = f.time_limited || m.time_limited;
     f.batch = v.batch();
     f.directions = v.directions();
@@ -68,11 +82,15 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct) {
   for (const double t : means) sum += t;
   f.one_way_s = sum / static_cast<double>(means.size());
   f.fastest_s = fastest / static_cast<double>(means.size());
-  const double visits_pct =
-      std::max(between_ci95_pct(means), within_ci95_pct(visits, f.one_way_s));
   f.floor_pct = floor_pct;
-  f.ci95_pct = std::sqrt(visits_pct * visits_pct + floor_pct * floor_pct);
-  if (!std::isfinite(f.ci95_pct)) f.ci95_pct = 100;  // JSON has no infinity
+  f.ci95_pct = stated_ci95_pct(means, within_ci95_pct(visits, f.one_way_s), floor_pct);
+  f.samples = samples.count();
+  const std::vector<double> q = samples.quantiles({0.5, 0.9, 0.99});
+  f.median_s = q[0];
+  f.p90_s = q[1];
+  f.p99_s = q[2];
+  f.min_s = samples.min();
+  f.max_s = samples.max();
   return f;
 }
 
@@ -88,16 +106,16 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
   state.counters["GB/s"] = benchmark::Counter(moved / f.one_way_s / 1e9);
   state.counters["latency_us"] = us(f.one_way_s);
   state.counters["batch"] = benchmark::Counter(static_cast<double>(f.batch));
-  state.counters["samples"] = benchmark::Counter(static_cast<double>(f.samples.count()));
-  const std::vector<double> q = f.samples.quantiles({0.5, 0.9, 0.99});
-  state.counters["median_us"] = us(q[0]);
-  state.counters["min_us"] = us(f.samples.min());
-  state.counters["max_us"] = us(f.samples.max());
-  state.counters["p90_us"] = us(q[1]);
-  state.counters["p99_us"] = us(q[2]);
+  state.counters["samples"] = benchmark::Counter(static_cast<double>(f.samples));
+  state.counters["median_us"] = us(f.median_s);
+  state.counters["min_us"] = us(f.min_s);
+  state.counters["max_us"] = us(f.max_s);
+  state.counters["p90_us"] = us(f.p90_s);
+  state.counters["p99_us"] = us(f.p99_s);
   state.counters["ci95_pct"] = benchmark::Counter(f.ci95_pct);
   state.counters["floor_pct"] = benchmark::Counter(f.floor_pct);
   state.counters["visits"] = benchmark::Counter(f.visits);
+  state.counters["jobs"] = benchmark::Counter(f.jobs);
   state.counters["time_limited"] = benchmark::Counter(f.time_limited ? 1 : 0);
   if (f.pairs > 1) {
     const double pair_bytes = static_cast<double>(bytes) * f.directions;
@@ -106,6 +124,15 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
     state.counters["pair_gbps_max"] = benchmark::Counter(pair_bytes / f.fastest_s / 1e9);
   }
   state.SetLabel(precision_label(f.ci95_pct, f.time_limited));
+}
+
+void register_row(const std::string& family, std::uint64_t bytes,
+                  std::function<void(benchmark::State&)> report) {
+  benchmark::RegisterBenchmark(family.c_str(), std::move(report))
+      ->Arg(static_cast<std::int64_t>(bytes))
+      ->ArgName("bytes")
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 json::Value visit_json(const VisitRecord& r) {

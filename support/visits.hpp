@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct VisitRecord {
   Visit visit;
 };
 
-// A row's figure for one repetition: its visits combined.
+// A row's figure for one repetition: its visits combined (or, in a merge, its jobs').
 struct Figure {
   std::string error;        // the first failed visit's message; "" if none failed
   double one_way_s = 0;     // mean over visits of their mean one-way time
@@ -39,10 +40,13 @@ struct Figure {
   int directions = 1;
   int pairs = 1;
   int visits = 0;
+  int jobs = 1;
   bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
   double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
   double floor_pct = 0;
-  SampleSet samples;  // every visit's samples
+  // The per-message samples of every visit: how many, and their quantiles in seconds.
+  std::size_t samples = 0;
+  double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
 };
 
 // Relative 95% half-width, in percent, of the mean of `values` from their spread (Student's t
@@ -60,5 +64,13 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
 
 // A visit as context.xferbench.visits keeps it.
 json::Value visit_json(const VisitRecord& record);
+
+// Registers one row (`family` at `bytes`) with Google Benchmark; `report` is its call.
+void register_row(const std::string& family, std::uint64_t bytes,
+                  std::function<void(benchmark::State&)> report);
+
+// The stated uncertainty from the spread of `means` (one per replica) and the interval their own
+// figures give (`within_pct`), with `floor_pct` added in quadrature; 100 where it is not finite.
+double stated_ci95_pct(const std::vector<double>& means, double within_pct, double floor_pct);
 
 }  // namespace xfer

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../block_cache.hpp"
+#include "../failpoint.hpp"
 #include "../host_memory.hpp"
 #include "../sizes.hpp"
 
@@ -89,10 +91,20 @@ void DeviceBuffer::reset() noexcept {
   device_ = -1;
 }
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : size_(bytes) {
+namespace {
+BlockCache& kept_pinned() {
+  static BlockCache cache([](void* p) { cudaFreeHost(p); }, 4);
+  return cache;
+}
+}  // namespace
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
+    : size_(bytes), keep_(flags == cudaHostAllocDefault && !detail::fail_point_armed) {
   if (bytes == 0) return;
+  if (keep_ && (data_ = kept_pinned().take(bytes, &block_))) return;
   try {
     XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
+    block_ = bytes;
   } catch (const Error& e) {
     data_ = nullptr;
     throw Error("cannot allocate " + format_size(bytes) + " of pinned host memory: " + e.what());
@@ -100,21 +112,20 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : size_(bytes) {
 }
 
 void PinnedBuffer::reset() noexcept {
-  if (data_) cudaFreeHost(data_);
+  if (data_ && keep_)
+    kept_pinned().give(data_, block_);
+  else if (data_)
+    cudaFreeHost(data_);
   data_ = nullptr;
   size_ = 0;
+  block_ = 0;
 }
 
 PageableBuffer::PageableBuffer(std::size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  data_ = allocate_pages(bytes, "pageable host memory").release();
-  std::memset(data_, 0, bytes);
-}
-
-void PageableBuffer::reset() noexcept {
-  std::free(data_);
-  data_ = nullptr;
-  size_ = 0;
+  bool fresh = true;
+  pages_ = allocate_pages(bytes, "pageable host memory", &fresh);
+  if (fresh) std::memset(pages_.get(), 0, bytes);
 }
 
 Stream::Stream(int device) : device_(device) {

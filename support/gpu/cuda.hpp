@@ -29,6 +29,7 @@
 
 #include "../error.hpp"
 #include "../failpoint.hpp"
+#include "../host_memory.hpp"
 
 #define XFER_CUDA_CHECK(call)                                                  \
   do {                                                                         \
@@ -110,6 +111,9 @@ class DeviceBuffer {
   int device_ = -1;
 };
 
+// Kept for the next visit when freed (block_cache.hpp), unless a fail point is armed (a test
+// that makes cudaHostAlloc fail must see every allocation) or `flags` ask for more than plain
+// pinned memory.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
@@ -132,36 +136,27 @@ class PinnedBuffer {
   void swap(PinnedBuffer& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
+    std::swap(block_, other.block_);
+    std::swap(keep_, other.keep_);
   }
   void* data_ = nullptr;
   std::size_t size_ = 0;
+  std::size_t block_ = 0;  // what was allocated (a kept block may be larger than size_)
+  bool keep_ = false;
 };
 
 // Ordinary pageable host memory, page aligned, every page touched once so first-touch faults
-// stay out of timed regions.
+// stay out of timed regions (pages kept from an earlier visit have been touched already).
 class PageableBuffer {
  public:
   PageableBuffer() = default;
   explicit PageableBuffer(std::size_t bytes);
-  ~PageableBuffer() { reset(); }
-  PageableBuffer(PageableBuffer&& other) noexcept { swap(other); }
-  PageableBuffer& operator=(PageableBuffer&& other) noexcept {
-    PageableBuffer(std::move(other)).swap(*this);
-    return *this;
-  }
-  PageableBuffer(const PageableBuffer&) = delete;
-  PageableBuffer& operator=(const PageableBuffer&) = delete;
 
-  void* data() const { return data_; }
+  void* data() const { return pages_.get(); }
   std::size_t size() const { return size_; }
-  void reset() noexcept;
 
  private:
-  void swap(PageableBuffer& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(size_, other.size_);
-  }
-  void* data_ = nullptr;
+  HostPages pages_;
   std::size_t size_ = 0;
 };
 

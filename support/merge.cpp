@@ -1,0 +1,265 @@
+#include "merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "error.hpp"
+
+namespace xfer {
+namespace {
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+json::Value read_document(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in) throw UsageError("--xfer_merge: " + path + ": cannot read it");
+  try {
+    return json::parse(text.str());
+  } catch (const std::exception& e) {
+    throw UsageError("--xfer_merge: " + path + ": " + e.what());
+  }
+}
+
+double counter(const json::Value& row, const char* name, double otherwise = 0) {
+  const json::Value* v = row.find(name);
+  return v && v->is_number() ? v->number() : otherwise;
+}
+
+std::string text_of(const json::Value& row, const char* name) {
+  const json::Value* v = row.find(name);
+  return v ? v->text() : "";
+}
+
+// The row's failure message, "" for a measured row (Google Benchmark 1.7 and 1.8 spellings).
+std::string error_of(const json::Value& row) {
+  const json::Value* occurred = row.find("error_occurred");
+  if (occurred && occurred->is_true()) return text_of(row, "error_message");
+  const json::Value* skipped = row.find("skipped");
+  if (skipped && (skipped->is_true() || skipped->number() > 0)) {
+    const std::string message = text_of(row, "skip_message");
+    return message.empty() ? text_of(row, "error_message") : message;
+  }
+  return "";
+}
+
+Merge::JobFigure job_figure(const json::Value& row) {
+  Merge::JobFigure f;
+  f.error = error_of(row);
+  if (!f.error.empty()) return f;
+  const double us = 1e-6;
+  f.one_way_s = counter(row, "latency_us") * us;
+  f.messages = static_cast<std::int64_t>(counter(row, "iterations"));
+  f.batch = static_cast<std::int64_t>(counter(row, "batch", 1));
+  f.pairs = static_cast<int>(counter(row, "pairs", 1));
+  f.visits = static_cast<int>(counter(row, "visits", 1));
+  f.time_limited = counter(row, "time_limited") > 0;
+  f.ci95_pct = counter(row, "ci95_pct", 100);
+  f.floor_pct = counter(row, "floor_pct");
+  f.samples = static_cast<std::size_t>(counter(row, "samples"));
+  f.median_s = counter(row, "median_us") * us;
+  f.min_s = counter(row, "min_us") * us;
+  f.max_s = counter(row, "max_us") * us;
+  f.p90_s = counter(row, "p90_us") * us;
+  f.p99_s = counter(row, "p99_us") * us;
+  f.fastest_s = f.one_way_s;
+  if (const double best = counter(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
+    f.fastest_s = f.one_way_s * counter(row, "pair_gbps_min", best) / best;
+  if (!(f.one_way_s > 0) || f.messages <= 0) f.error = "the result file holds no time for it";
+  return f;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// What must agree for files to be jobs of one run: the build, the machine and the settings.
+std::string make_up(const json::Value& x) {
+  std::string out;
+  for (const char* key : {"git_revision", "world_size", "mpi", "cuda", "nccl", "sizes", "warmup"}) {
+    if (const json::Value* v = x.find(key)) out += std::string(key) + "=" + v->dump(0) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Merge::Merge(const std::vector<std::string>& files) {
+  if (files.size() < 2) throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
+  std::string first_make_up;
+  std::vector<std::string> first_rows;
+  json::Value seeds = json::Value::array();
+  json::Value sources = json::Value::array();
+  std::vector<double> seen_seeds;
+  for (std::size_t job = 0; job < files.size(); ++job) {
+    const std::string& path = files[job];
+    const json::Value doc = read_document(path);
+    const json::Value* context = doc.is_object() ? doc.find("context") : nullptr;
+    const json::Value* x = context ? context->find("xferbench") : nullptr;
+    const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
+    if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
+      throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
+    if (const json::Value* incomplete = x->find("incomplete"); incomplete && !incomplete->is_null())
+      throw UsageError("--xfer_merge: " + path + ": the run did not finish (context.xferbench.incomplete)");
+    const json::Value* plan = x->find("plan");
+    const json::Value* seed = plan ? plan->find("seed") : nullptr;
+    const json::Value* planned_jobs = plan ? plan->find("jobs") : nullptr;
+    if (planned_jobs && planned_jobs->number() > 1 &&
+        static_cast<std::size_t>(planned_jobs->number()) != files.size())
+      throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
+                       " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
+    const double seed_value = seed ? seed->number() : 0;
+    if (seed_value > 0 &&
+        std::find(seen_seeds.begin(), seen_seeds.end(), seed_value) != seen_seeds.end())
+      throw UsageError("--xfer_merge: " + path +
+                       ": the same run as an earlier file (same --xfer_seed); jobs must be runs of "
+                       "their own");
+    seen_seeds.push_back(seed_value);
+    if (const json::Value* summary = x->find("summary"); summary && summary->find("wall_time_s"))
+      jobs_wall_s_ += summary->find("wall_time_s")->number();
+    seeds.push(seed ? *seed : json::Value());
+    sources.push(base_name(path));
+
+    std::vector<std::string> names;
+    for (const json::Value& row : benchmarks->items()) {
+      if (!row.is_object() || text_of(row, "run_type") == "aggregate") continue;
+      std::string name = text_of(row, "run_name");
+      if (name.empty()) name = text_of(row, "name");
+      const auto suffix = name.find("/manual_time");
+      if (suffix != std::string::npos) name.erase(suffix);
+      const auto at = name.find("/bytes:");
+      if (at == std::string::npos)
+        throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
+      const auto repetition = static_cast<std::size_t>(counter(row, "repetition_index"));
+      Row& r = rows_[name];
+      if (job == 0 && r.by_repetition.empty()) {
+        order_.push_back(name);
+        r.family = name.substr(0, at);
+        r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
+      }
+      if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
+      r.by_repetition[repetition].push_back(job_figure(row));
+      names.push_back(name + "#" + std::to_string(repetition));
+    }
+    std::sort(names.begin(), names.end());
+    if (job == 0) {
+      first_make_up = make_up(*x);
+      first_rows = names;
+      context_ = *x;
+    } else if (make_up(*x) != first_make_up) {
+      throw UsageError("--xfer_merge: " + path + ": not made by the same build on the same machine "
+                       "with the same settings as " + files[0]);
+    } else if (names != first_rows) {
+      throw UsageError("--xfer_merge: " + path + ": measured other rows than " + files[0]);
+    }
+    if (const json::Value* visits = x->find("visits"); visits && visits->is_object()) {
+      for (std::size_t i = 0; i < visits->keys().size(); ++i) {
+        json::Value* list = visits_.find(visits->keys()[i]);
+        if (!list) list = &visits_.set(visits->keys()[i], json::Value::array());
+        for (json::Value visit : visits->items()[i].items()) {
+          visit.set("job", static_cast<int>(job));
+          list->push(visit);
+        }
+      }
+    }
+  }
+  jobs_ = files.size();
+  json::Value merged = json::Value::object();
+  merged.set("jobs", jobs_);
+  merged.set("sources", sources);
+  merged.set("seeds", seeds);
+  context_.set("jobs", jobs_);
+  context_.set("merged", merged);
+  context_.set("summary", json::Value());
+}
+
+std::vector<Skip> Merge::skips() const {
+  std::vector<Skip> out;
+  if (const json::Value* skipped = context_.find("skipped"); skipped && skipped->is_array()) {
+    for (const json::Value& s : skipped->items()) {
+      const json::Value* path = s.find("path");
+      const json::Value* reason = s.find("reason");
+      if (path && reason) out.push_back({path->text(), reason->text()});
+    }
+  }
+  return out;
+}
+
+Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
+  Figure f;
+  f.directions = directions;
+  f.jobs = static_cast<int>(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (!jobs[j].error.empty()) {
+      f.error = "job " + std::to_string(j + 1) + " of " + std::to_string(jobs.size()) + ": " +
+                jobs[j].error;
+      return f;
+    }
+  }
+  std::vector<double> means, medians, p90s, p99s;
+  double fastest = 0;
+  double within_sq = 0;
+  double floor = 0;
+  f.min_s = jobs.front().min_s;
+  for (const JobFigure& j : jobs) {
+    means.push_back(j.one_way_s);
+    fastest += j.fastest_s;
+    // A job's own interval without the floor it added: the spread of its visits.
+    const double visits_pct =
+        std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
+    within_sq += std::pow(visits_pct / 100 * j.one_way_s, 2);
+    floor = std::max(floor, j.floor_pct);
+    f.messages += j.messages;
+    f.visits += j.visits;
+    f.samples += j.samples;
+    f.time_limited = f.time_limited || j.time_limited;
+    f.min_s = std::min(f.min_s, j.min_s);
+    f.max_s = std::max(f.max_s, j.max_s);
+    medians.push_back(j.median_s);
+    p90s.push_back(j.p90_s);
+    p99s.push_back(j.p99_s);
+  }
+  const auto n = static_cast<double>(jobs.size());
+  double sum = 0;
+  for (const double m : means) sum += m;
+  f.one_way_s = sum / n;
+  f.fastest_s = fastest / n;
+  f.batch = jobs.front().batch;
+  f.pairs = jobs.front().pairs;
+  f.floor_pct = jobs.size() >= 3 ? 0 : floor;
+  f.ci95_pct = stated_ci95_pct(means, std::sqrt(within_sq) / n / f.one_way_s * 100, f.floor_pct);
+  // Quantiles of the merged samples are not in the files; the jobs' median stands for them.
+  f.median_s = median_of(medians);
+  f.p90_s = median_of(p90s);
+  f.p99_s = median_of(p99s);
+  return f;
+}
+
+void Merge::register_rows() {
+  for (const std::string& name : order_) {
+    Row* row = &rows_.at(name);
+    const int directions = name.find("/mode:bidir/") != std::string::npos ? 2 : 1;
+    register_row(row->family, row->bytes, [row, directions](benchmark::State& state) {
+      const auto repetition = static_cast<std::size_t>(row->calls++);
+      const Figure figure =
+          repetition < row->by_repetition.size()
+              ? combine_jobs(row->by_repetition[repetition], directions)
+              : Figure{"no such repetition in the merged files"};
+      if (!figure.error.empty()) {
+        state.SkipWithError(figure.error.c_str());
+        return;
+      }
+      report_figure(state, row->bytes, figure);
+    });
+  }
+}
+
+}  // namespace xfer

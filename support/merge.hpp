@@ -1,0 +1,71 @@
+// Result files of one run made by separate MPI jobs (tools/run runs the sweep as several short
+// jobs, as pyperf runs worker processes), merged into one result (--xfer_merge).
+//
+// A row's figure is the mean of its jobs' figures; its stated uncertainty comes from the spread
+// between the jobs (Student's t with jobs - 1 degrees of freedom), never below what the jobs'
+// own visits allow. With 3 or more jobs that spread is the between-process spread the floor of a
+// single job stands in for, so the merged row carries no floor. The merged document is written
+// by Google Benchmark's own reporters, as a run's is; context.xferbench is the first file's,
+// with "jobs", "merged" (sources and seeds) and every job's visits.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "json.hpp"
+#include "visits.hpp"
+
+namespace xfer {
+
+class Merge {
+ public:
+  // Reads and checks the files: each an xferbench result, complete, of the same build, machine
+  // and rows. Throws UsageError "--xfer_merge: FILE: ..." naming what is wrong.
+  explicit Merge(const std::vector<std::string>& files);
+
+  // Registers every row with Google Benchmark, in the first file's order; each call reports
+  // the merged figure of that row's next repetition.
+  void register_rows();
+  json::Value& context() { return context_; }
+  std::vector<Skip> skips() const;
+  json::Value visits_json() const { return visits_; }
+  std::size_t jobs() const { return jobs_; }
+  // The jobs' own wall times together (their summaries'), for the merged summary.
+  double jobs_wall_s() const { return jobs_wall_s_; }
+
+  // One job's figure for one row and repetition, as its result file states it.
+  struct JobFigure {
+    std::string error;
+    double one_way_s = 0;
+    double fastest_s = 0;
+    std::int64_t messages = 0;
+    std::int64_t batch = 1;
+    int pairs = 1;
+    int visits = 1;
+    bool time_limited = false;
+    double ci95_pct = 0;
+    double floor_pct = 0;
+    std::size_t samples = 0;
+    double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
+  };
+  // The jobs' figures of one row combined (`directions` 2 for bidir rows).
+  static Figure combine_jobs(const std::vector<JobFigure>& jobs, int directions);
+
+ private:
+  struct Row {
+    std::string family;
+    std::uint64_t bytes = 0;
+    std::vector<std::vector<JobFigure>> by_repetition;  // [repetition][job]
+    int calls = 0;
+  };
+  std::size_t jobs_ = 0;
+  double jobs_wall_s_ = 0;
+  std::vector<std::string> order_;  // row names, in the first file's order
+  std::map<std::string, Row> rows_;
+  json::Value context_;
+  json::Value visits_ = json::Value::object();
+};
+
+}  // namespace xfer
