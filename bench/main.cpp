@@ -200,8 +200,9 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::Runner runner(registry, selection.rows, floors(config, registry, selection.rows), plan,
                       xfer::Harness{config, world, watchdog}, started);
   runner.register_rows();
-  xfer::RankZeroReporter reporter(config, world, context, registry.skips(), started,
-                                  [&runner] { return runner.visits_json(); });
+  xfer::RankZeroReporter reporter(
+      config, world, context, registry.skips(), started, [&runner] { return runner.visits_json(); },
+      [&runner] { return runner.stop_reason(); });
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
@@ -219,20 +220,10 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
                    selection.hint.c_str());
     return 2;
   }
-  bool stopped = false;
-  try {
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-  } catch (const xfer::FatalError& e) {  // thrown on every rank alike, at a row's report
-    reporter.stop_early(e.what());
-    stopped = true;
-  }
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   xfer::release_kept_blocks();  // before MPI and CUDA go away
-  if (stopped || !runner.stop_reason().empty()) {
-    if (!stopped && world.is_root())  // it happened in the last visit
-      std::fprintf(stderr, "xferbench: %s\n", runner.stop_reason().c_str());
-    return std::max(1, exit_status(reporter, registry, world));
-  }
-  return exit_status(reporter, registry, world);
+  const int status = exit_status(reporter, registry, world);
+  return runner.stop_reason().empty() ? status : std::max(1, status);
 }
 
 // --xfer_merge: the result files of separate jobs become one result, reported as a run's.

@@ -169,7 +169,8 @@ const std::vector<Flag>& flags() {
          c.precision.target_pct = parse_number(f, v, 0.001, 100, "a percentage above 0, up to 100");
        }},
       {"xfer_max_time", "XFER_MAX_TIME", "SECONDS",
-       "or once its timed loop has run this long, marked time-limited (default 0.2)",
+       "or once its timed loops, all visits together, have run this long, marked time-limited "
+       "(default 0.1)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.precision.max_time_s = parse_number(f, v, 0.001, 86400, "seconds above 0, up to 86400");
        }},

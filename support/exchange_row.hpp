@@ -46,7 +46,7 @@ void exchange_row_via(
   auto b = set_up<Slots>(
       visit, h, row, [&] { return make(traffic_of(mode, role), slots); },
       [&](Slots& made) {
-        for (int i = 0; i < warmup_for(h.config, bytes); ++i) one_sample(made);
+        for (int i = 0; i < warmup_for(h.config, row); ++i) one_sample(made);
         exchange_of(made).complete();
       });
   if (!b) return;

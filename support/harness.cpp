@@ -74,9 +74,10 @@ std::int64_t batch_for(std::uint64_t bytes) {
   return static_cast<std::int64_t>(std::clamp<std::uint64_t>(kBatchBytes / bytes, 1, 100));
 }
 
-int warmup_for(const Config& config, std::uint64_t bytes) {
+int warmup_for(const Config& config, const Row& row) {
   constexpr std::uint64_t kWarmupBytes = std::uint64_t{64} << 20;
-  if (config.warmup == 0) return 0;
+  const std::uint64_t bytes = row.bytes;
+  if (config.warmup == 0 || (bytes > kWarmupBytes && !row.warm_large)) return 0;
   const std::uint64_t worth =
       std::max<std::uint64_t>(1, kWarmupBytes / std::max<std::uint64_t>(bytes, 1));
   return static_cast<int>(

@@ -37,6 +37,7 @@ struct Row {
   Precision precision;  // this visit's share of the row's --xfer_max_time and minimums
   std::int64_t messages = 0;  // messages to time: the row's first visit decides (0: this is it)
   double test_scale = 1;      // test only: the timing ranks' clocks run this many times long
+  bool warm_large = true;     // a row above 64 MiB warms up (warmup_for)
 };
 
 // What a row's timed loop measured, identical on every rank (all hold rank 0's figures).
@@ -145,8 +146,11 @@ std::unique_ptr<T> set_up(Visit& visit, const Harness& h, const Row& row,
 std::int64_t batch_for(std::uint64_t bytes);
 
 // Warm-up messages before a visit's timed loop: --xfer_warmup, but no more than 64 MiB worth
-// (at least one), so a 1 GiB row warms up with one message instead of five.
-int warmup_for(const Config& config, std::uint64_t bytes);
+// (at least one), so a 1 GiB row warms up with one message instead of five; and a row above
+// 64 MiB warms up only where it is the first of its family to run in this process
+// (Row::warm_large): its buffers are touched by the fill and the poison already, and one message
+// of that size costs as much as the timed one.
+int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds
 // they took on this rank, one-way (ping-pong: half the round trips' time); only the figures of

@@ -24,8 +24,9 @@ using HostPages = std::unique_ptr<char, FreeHost>;
 HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh = nullptr);
 
 // Test only (--xfer_test_host_pages), for the experiments of docs/reproducibility.md: what the
-// host buffers of allocate_pages are asked to be: the system's default, transparent huge pages
-// (2 MiB aligned, madvise), never huge pages, or locked in memory (mlock).
+// host buffers of allocate_pages are asked to be. Default: transparent huge pages (2 MiB
+// aligned, madvise) from 2 MiB up, kept for the next visit; the others are not kept: huge pages
+// at every size, never huge pages, or locked in memory (mlock).
 enum class PagePolicy { Default, Huge, NoHuge, Locked };
 void set_host_page_policy(PagePolicy policy);
 PagePolicy parse_page_policy(const std::string& flag, const std::string& value);

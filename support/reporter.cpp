@@ -157,14 +157,16 @@ bool shown_on_console(const std::string& counter) {
 RankZeroReporter::RankZeroReporter(const Config& config, const World& world, json::Value context,
                                    std::vector<Skip> skips,
                                    std::chrono::steady_clock::time_point started,
-                                   std::function<json::Value()> visits)
+                                   std::function<json::Value()> visits,
+                                   std::function<std::string()> stop_reason)
     : config_(config),
       root_(world.is_root()),
       context_(std::move(context)),
       context_json_(context_.dump(2)),
       skips_(std::move(skips)),
       started_(started),
-      visits_(std::move(visits)) {
+      visits_(std::move(visits)),
+      stop_reason_(std::move(stop_reason)) {
   if (!root_) {  // other ranks never print, never open the result file
     SetOutputStream(&null_);
     SetErrorStream(&null_);
@@ -191,7 +193,13 @@ bool RankZeroReporter::ReportContext(const Context& context) {
   return ok;
 }
 
-void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
+void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
+  // A row the run stopped before is no result: it is left out, as a row never registered.
+  std::vector<Run> runs;
+  for (const auto& run : all_runs) {
+    if (!run_failed(run) || run_message(run) != kNotMeasured) runs.push_back(run);
+  }
+  if (runs.empty()) return;
   for (const auto& run : runs) {
     const std::string name = run.benchmark_name();
     paths_reported_.insert(name.substr(0, name.find('/')));
@@ -256,6 +264,10 @@ void RankZeroReporter::Finalize() {
   if (config_.display_format != "console") summarise();  // before the JSON display closes
   display_->Finalize();
   if (config_.display_format == "console") summarise();
+  if (const std::string reason = stop_reason_ ? stop_reason_() : ""; !reason.empty()) {
+    stop_early(reason);  // the file keeps the rows so far, marked incomplete
+    return;
+  }
   if (!file_) return;
   file_->Finalize();
   write_output(file_buffer_.str());

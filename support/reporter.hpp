@@ -33,6 +33,9 @@ std::string temp_path_for(const std::string& out_path);
 // /dev/null, a FIFO, a terminal: written to straight, once, never renamed over.
 bool is_special_file(const std::string& path);
 
+// The message of a row the run stopped before (runner.hpp): the reporter leaves it out.
+inline constexpr const char* kNotMeasured = "not measured: the run stopped before this row";
+
 // True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
 bool run_failed(const benchmark::BenchmarkReporter::Run& run);
 std::string run_message(const benchmark::BenchmarkReporter::Run& run);
@@ -46,10 +49,13 @@ bool shown_on_console(const std::string& counter);
 class RankZeroReporter : public benchmark::BenchmarkReporter {
  public:
   // `started`: when the run began (for the summary's wall time); `skips`: paths skipped here;
-  // `visits`: the per-visit figures so far, for context.xferbench.visits (may be empty).
+  // `visits`: the per-visit figures so far, for context.xferbench.visits; `stop_reason`: why
+  // the run stopped before its last visit ("" if it did not; the file is then marked
+  // incomplete). Either may be empty.
   RankZeroReporter(const Config& config, const World& world, json::Value context,
                    std::vector<Skip> skips, std::chrono::steady_clock::time_point started,
-                   std::function<json::Value()> visits = nullptr);
+                   std::function<json::Value()> visits = nullptr,
+                   std::function<std::string()> stop_reason = nullptr);
   ~RankZeroReporter() override;
 
   bool ReportContext(const Context& context) override;
@@ -58,9 +64,6 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
 
   // For runs where no benchmark could be registered: the file still says why (skips).
   void write_without_runs();
-  // The run ended before its last row (`reason`: FatalError): the result file keeps the rows so
-  // far, marked incomplete with `reason`; rank 0 says so on stderr.
-  void stop_early(const std::string& reason);
 
   const std::vector<std::string>& failed_rows() const { return failed_; }
   // Paths (first name component) that produced at least one row.
@@ -69,6 +72,9 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   bool output_failed() const { return output_failed_; }
 
  private:
+  // The run ended before its last visit: the result file keeps the rows so far, marked
+  // incomplete with `reason`; rank 0 says so on stderr.
+  void stop_early(const std::string& reason);
   void write_output(const std::string& text);
   // JSON files: rewrites the file with every row so far, marked incomplete.
   void write_partial(std::size_t more_rows, const std::string& reason = "");
@@ -83,6 +89,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::vector<Skip> skips_;
   std::chrono::steady_clock::time_point started_;
   std::function<json::Value()> visits_;
+  std::function<std::string()> stop_reason_;
   Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;

@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "failpoint.hpp"
 #include "pattern.hpp"
+#include "reporter.hpp"
 
 namespace xfer {
 
@@ -20,7 +21,7 @@ std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
       for (int repetition = 0; repetition < plan.repetitions; ++repetition)
         order.push_back({row, repetition, round});
     }
-    if (round + 1 < plan.visits || plan.shuffle_last) {
+    if ((round + 1 < plan.visits || plan.shuffle_last) && order.size() - begin > 1) {
       // Fisher-Yates with the run's seed: the same order on every rank and every machine.
       std::uint64_t draw = mix64(plan.seed ^ mix64(static_cast<std::uint64_t>(round) + 1));
       for (std::size_t i = order.size() - 1; i > begin; --i) {
@@ -72,11 +73,18 @@ Row Runner::row_for(const Slot& slot) const {
   share.min_messages =
       static_cast<std::int64_t>(std::ceil(static_cast<double>(share.min_messages) / visits));
   share.min_samples_on_time = visits >= 3 ? 1 : 2;
+  // The visits' mean is known to the target once each visit is known to target * sqrt(visits).
+  share.target_pct *= std::sqrt(visits);
   const auto ordinal = static_cast<std::uint64_t>(slot.round * plan_.repetitions + slot.repetition);
   const std::uint64_t seed = mix64(spec.seed + ordinal);
   double scale = random_factor(h_.config.test_shift_pct, mix64(seed ^ 0x5EEDULL));
   if (slowdown_ && std::regex_search(spec.name, *slowdown_)) scale *= 1 + slowdown_pct_ / 100;
-  return {spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale};
+  // Device buffers always warm up: a new one's first message maps it (CUDA IPC), and a message
+  // there is cheap.
+  const bool device_only = spec.path == "mpi_cuda_aware" || spec.path == "nccl_sendrecv" ||
+                           spec.path == "memcpy_peer";
+  return {spec.name,           spec.path, spec.bytes, seed, share, messages_[slot.row], scale,
+          device_only || warmed_.count(spec.family) == 0};
 }
 
 void Runner::visit(const Slot& slot) {
@@ -117,6 +125,7 @@ void Runner::visit(const Slot& slot) {
          << (record.visit.measured() ? record.visit.measurement().messages : 0) << "\n";
   }
   last_row_ = row.name;
+  if (row.bytes > (std::uint64_t{64} << 20) && record.visit.measured()) warmed_.insert(spec.family);
   done.push_back(std::move(record));
 }
 
@@ -127,13 +136,14 @@ void Runner::run_until(std::size_t index, int repetition) {
 
 void Runner::report(benchmark::State& state, std::size_t index) {
   const int repetition = calls_[index]++;
-  if (!stop_reason_.empty()) throw FatalError(stop_reason_);  // on every rank alike
-  run_until(index, repetition);
+  run_until(index, repetition);  // nothing more runs once the run has stopped
+  // After a stop, a figure reports the visits it had (the file is marked incomplete); one that
+  // had none is left out of the results.
   const auto& visits = visits_[index][repetition];
-  const bool failed =
-      std::any_of(visits.begin(), visits.end(), [](const VisitRecord& r) { return r.visit.failed(); });
-  if (!failed && static_cast<int>(visits.size()) < plan_.visits && !stop_reason_.empty())
-    throw FatalError(stop_reason_);
+  if (visits.empty()) {
+    state.SkipWithError(kNotMeasured);
+    return;
+  }
   const Figure figure = combine(visits, floor_pct_[index]);
   if (!figure.error.empty()) {
     state.SkipWithError(figure.error.c_str());

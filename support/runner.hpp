@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,7 @@ class Runner {
   std::unique_ptr<std::regex> slowdown_;  // --xfer_test_slowdown
   double slowdown_pct_ = 0;
   std::string last_row_;
+  std::set<std::string> warmed_;  // families whose rows above 64 MiB have warmed up here
   std::string stop_reason_;
 };
 

@@ -53,7 +53,7 @@ class SampleSet {
 struct Precision {
   static constexpr std::size_t kMinSamples = 5;  // before precision may stop a row
   double target_pct = 1.0;                       // stop once ci95_pct <= this
-  double max_time_s = 0.2;        // or once the timed loop has run this long (wall time)
+  double max_time_s = 0.1;        // or once the timed loops have run this long (wall time)
   double min_time_s = 0;          // but never before this much timed time...
   std::int64_t min_messages = 0;  // ...and this many messages
   // Samples before the time limit may stop a row: 2 give it a spread of its own; a visit of a

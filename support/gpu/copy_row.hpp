@@ -35,7 +35,7 @@ void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,
         return made;
       },
       [&](std::optional<Copy>& made) {
-        if (mine) with_context(where, [&] { made->warm_up(warmup_for(h.config, row.bytes)); });
+        if (mine) with_context(where, [&] { made->warm_up(warmup_for(h.config, row)); });
       });
   if (!copy) return;
 
