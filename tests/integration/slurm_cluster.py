@@ -16,7 +16,8 @@ import socket
 import subprocess
 import tempfile
 import time
-import unittest
+
+from xfer_testlib import cannot_run
 
 # Where Debian puts the daemons; a non-login root shell may not have sbin on PATH.
 _SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/local/sbin", "/usr/sbin",
@@ -27,11 +28,8 @@ LOG_LINES = 30
 
 
 def unavailable(reason):
-    """What a Slurm test raises when it cannot run here: a skip, or a failure where
-    XFER_EXPECT_SLURM=1 says that this machine must run it (so CI cannot lose it silently)."""
-    if os.environ.get("XFER_EXPECT_SLURM") == "1":
-        return AssertionError("XFER_EXPECT_SLURM=1 but the Slurm test cannot run: " + reason)
-    return unittest.SkipTest(reason)
+    """What a Slurm test raises when it cannot run here (XFER_EXPECT_SLURM=1: a failure)."""
+    return cannot_run("XFER_EXPECT_SLURM", "the Slurm test", reason)
 
 
 def find_programs():

@@ -14,16 +14,14 @@ import subprocess
 import tempfile
 import unittest
 
-from xfer_testlib import failed, rows
+from xfer_testlib import cannot_run, failed, rows
 
 SOURCE = os.environ.get("XFER_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICK = ["--xfer_sizes=8,4K", "--benchmark_min_time=0.01", "--benchmark_color=false"]
 
 
 def unavailable(reason):
-    if os.environ.get("XFER_EXPECT_MPICH") == "1":
-        return AssertionError("XFER_EXPECT_MPICH=1 but the MPICH test cannot run: " + reason)
-    return unittest.SkipTest(reason)
+    return cannot_run("XFER_EXPECT_MPICH", "the MPICH test", reason)
 
 
 class UnderMpichMpiexec(unittest.TestCase):

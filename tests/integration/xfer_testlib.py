@@ -50,12 +50,15 @@ def failed(row):
     return bool(row.get("error_occurred")) or row.get("skipped") is True
 
 
-def no_gpu(reason):
-    """What a GPU test raises when the GPU paths cannot run here.
-
-    A skip on a machine without GPUs; a failure where XFER_EXPECT_GPU=1 says there must be
-    GPUs (tools/gpu-session sets it), so a build that silently lost CUDA cannot pass as green.
-    """
-    if os.environ.get("XFER_EXPECT_GPU") == "1":
-        return AssertionError("XFER_EXPECT_GPU=1 but the GPU paths cannot run: " + reason)
+def cannot_run(variable, what, reason):
+    """What a test raises when `what` cannot run here: a skip, or a failure where the environment
+    says this machine must run it (`variable`=1; tools/test sets them as root, tools/gpu-session
+    XFER_EXPECT_GPU), so a CI run that silently lost a test cannot pass as green."""
+    if os.environ.get(variable) == "1":
+        return AssertionError(f"{variable}=1 but {what} cannot run: {reason}")
     return unittest.SkipTest(reason)
+
+
+def no_gpu(reason):
+    """What a GPU test raises when the GPU paths cannot run here (XFER_EXPECT_GPU=1: a failure)."""
+    return cannot_run("XFER_EXPECT_GPU", "the GPU paths", reason)
