@@ -177,6 +177,9 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::finish_context(context, registry, world);
 
   const std::vector<std::string> hosts = world.all_gather(world.host());  // collective
+  if (const auto role = xfer::role_of(config.rank_pairs, world.rank()); role.active())
+    watchdog.name_peer("rank " + std::to_string(role.peer) + " on " +
+                       hosts[static_cast<std::size_t>(role.peer)]);
   std::vector<int> gpus;
   const xfer::json::Value* gpu = registry.rank_info().find("gpu");
   for (const auto& text : world.all_gather(gpu && !gpu->is_null() ? gpu->dump(0) : "-1"))
