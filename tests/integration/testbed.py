@@ -27,6 +27,12 @@ from xfer_testlib import cannot_run
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netns-agent")
 SUBNET = "10.217.0.0/24"  # host i (from 0) is 10.217.0.<i + 1>
+# Open MPI on the bed, however launched: TCP between hosts and shared memory within one, both
+# pinned to the bed's subnet. Every host is the same 2 cores, so a rank that waits yields them:
+# spinning, a message waits for the next scheduler tick (4 ms here).
+OPENMPI_MCA = {"btl": "self,tcp,vader", "btl_tcp_if_include": SUBNET,
+               "oob_tcp_if_include": SUBNET, "mpi_yield_when_idle": "1"}
+FIRST_ROW_TIMEOUT = 60  # seconds from launch to the first finished row, before a fault
 # Our namespaces: xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">.
 _OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
 _beds_made = 0
@@ -164,6 +170,38 @@ class Testbed:
                               errors="replace", timeout=timeout, env=self.env(env), check=False,
                               stdin=subprocess.DEVNULL)
 
+    def run_and_break(self, host, argv, out, fault, bound, env=None):
+        """Runs `argv` (a launch writing --benchmark_out=`out`) on `host`; once `out` holds a
+        finished row, calls fault() and waits at most `bound` seconds for the launch to end.
+        Returns (exit status, stdout and stderr together, the result document). AssertionError
+        if no row finished first, or if it did not end in time (the launch is killed then)."""
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+            proc = subprocess.Popen(self.on(host, argv), env=self.env(env), stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+            def said():
+                log.seek(0)
+                return log.read()
+
+            try:
+                deadline = time.monotonic() + FIRST_ROW_TIMEOUT
+                while not _has_a_row(out):
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError(f"no row finished before the fault:\n{said()}")
+                    time.sleep(0.05)
+                fault()
+                try:
+                    proc.wait(timeout=bound)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError(f"still running {bound} s after the fault (a hang):\n"
+                                         f"{said()}") from None
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            with open(out, encoding="utf-8") as f:
+                return proc.returncode, said(), json.load(f)
+
     def link_down(self, host):
         """Unplugs `host`: its port on the bridge goes down (its own side loses the carrier)."""
         _ip("-n", self.switch, "link", "set", host, "down")
@@ -214,3 +252,11 @@ def _comm(pid):
             return f.read().strip()
     except OSError:
         return ""
+
+
+def _has_a_row(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return any(b.get("run_type") == "iteration" for b in json.load(f)["benchmarks"])
+    except (OSError, ValueError, KeyError):
+        return False

@@ -15,14 +15,14 @@ XFERBENCH = os.environ.get("XFERBENCH", "xferbench")
 MPIRUN = shlex.split(os.environ.get("XFER_MPIRUN", "mpirun --oversubscribe -np"))
 # Small and quick: the tests check behaviour, not speed.
 QUICK = ["--xfer_sizes=8,4K,256K", "--benchmark_min_time=0.01"]
+# Open MPI's mpirun refuses root unless told; CI runs as root.
+OPENMPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 def launch(ranks, args, timeout=240, env=None):
     """Runs xferbench on `ranks` ranks (0: without the launcher) and returns the result."""
     command = ([XFERBENCH] if ranks == 0 else MPIRUN + [str(ranks), XFERBENCH]) + list(args)
-    full_env = dict(os.environ)
-    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    full_env = dict(OPENMPI_AS_ROOT, **os.environ)
     full_env.update(env or {})
     return subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
                           env=full_env, check=False)
@@ -48,6 +48,17 @@ def rows(document, run_type="iteration"):
 
 def failed(row):
     return bool(row.get("error_occurred")) or row.get("skipped") is True
+
+
+def assert_cut_short(test, document):
+    """A run cut short kept its finished rows, each valid, and says it is incomplete."""
+    kept = rows(document)
+    test.assertGreaterEqual(len(kept), 1, document)
+    test.assertFalse(any(failed(r) for r in kept), kept)
+    incomplete = document["context"]["xferbench"]["incomplete"]
+    test.assertIsNotNone(incomplete, "a run cut short is marked incomplete")
+    test.assertEqual(incomplete["rows"], len(kept))
+    return kept
 
 
 def cannot_run(variable, what, reason):
