@@ -134,10 +134,6 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     return 2;
   }
   xfer::arm_fail_point(config.test_fail, world.rank());
-  if (!config.test_hosts.empty()) {
-    const auto r = static_cast<std::size_t>(world.rank());
-    world.pretend_host(config.test_hosts[r < config.test_hosts.size() ? r : 0]);
-  }
   // Ranks given different flags or environment would register different rows and deadlock.
   const std::string mine = xfer::settings_fingerprint(cl);
   if (world.any(mine != world.broadcast(mine, 0))) {

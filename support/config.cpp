@@ -166,10 +166,6 @@ const std::vector<Flag>& flags() {
          c.test_noise_pct = parse_number(f, v, 0, 90, "a percentage from 0 to 90");
        },
        true},
-      {"xfer_test_hosts", "XFER_TEST_HOSTS", "HOST[,HOST...]",
-       "test only: the host name each rank reports, in rank order",
-       [](Config& c, const std::string&, const std::string& v) { c.test_hosts = split_list(v); },
-       true},
       {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
        "test only: every rank writes the iteration counts it ran, and each row it set up, to "
        "DIR/rank<N>.txt",
@@ -266,7 +262,6 @@ std::string settings_fingerprint(const CommandLine& cl) {
       << c.pairs << ' ' << c.window << ' ';
   for (const auto& m : c.modes) out << m << ',';
   for (const int g : c.gpu_map) out << g << ',';
-  for (const auto& host : c.test_hosts) out << host << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   return out.str();
 }

@@ -47,7 +47,6 @@ struct Config {
   int test_hang_rank = -1;
   std::string test_corrupt;
   double test_noise_pct = 0;  // timing ranks scale each batch's time by 1 +- up to this percent
-  std::vector<std::string> test_hosts;  // host name per rank, instead of the real ones
   std::string test_rank_dump;
   FailPoint test_fail;  // one checked CUDA or NCCL call fails on purpose (failpoint.hpp)
 };
