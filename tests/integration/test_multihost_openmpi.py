@@ -31,6 +31,7 @@ MCA = dict(OPENMPI_MCA, plm_rsh_agent=AGENT,
 XFER_TIMEOUT = 10
 FAULT_BOUND = XFER_TIMEOUT + 15  # the watchdog's limit and its grace: past that it is a hang
 TWO_BY_TWO = ["--host", "nodeA:2,nodeB:2", "-np", "4"]
+AS_ROOT = dict(os.environ, **OPENMPI_AS_ROOT)
 
 
 def mpirun(placement, args, mca=None):
@@ -58,7 +59,7 @@ class OnTestbed(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run.json")
             proc = self.bed.run("nodeA", mpirun(placement, list(args) + ["--benchmark_out=" + out],
-                                                mca), timeout=TIMEOUT, env=OPENMPI_AS_ROOT)
+                                                mca), timeout=TIMEOUT, env=AS_ROOT)
             proc.diagnosis = f"exit status {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
             self.assertEqual(proc.returncode, 0, proc.diagnosis)
             with open(out, encoding="utf-8") as f:
@@ -143,7 +144,7 @@ class HostFailures(OnTestbed):
             out = os.path.join(tmp, "run.json")
             args = LONG + [f"--xfer_timeout={XFER_TIMEOUT}", "--benchmark_out=" + out]
             status, said, document = self.bed.run_and_break("nodeA", mpirun(TWO_BY_TWO, args), out,
-                                                            fault, FAULT_BOUND, OPENMPI_AS_ROOT)
+                                                            fault, FAULT_BOUND, AS_ROOT)
         self.assertNotEqual(status, 0, said)
         kept = assert_cut_short(self, document)
         self.assertIn(f"xferbench: the run did not finish; the {len(kept)} row(s) measured so "
@@ -170,7 +171,7 @@ class HostFailures(OnTestbed):
             with tempfile.TemporaryDirectory() as tmp:
                 out = os.path.join(tmp, "run.json")
                 proc = self.bed.run("nodeA", mpirun(TWO_BY_TWO, LONG + ["--benchmark_out=" + out]),
-                                    timeout=FAULT_BOUND, env=OPENMPI_AS_ROOT)
+                                    timeout=FAULT_BOUND, env=AS_ROOT)
                 self.assertFalse(os.path.exists(out), "no rank started")
         finally:
             self.bed.link_up("nodeB")

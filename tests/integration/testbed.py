@@ -157,9 +157,9 @@ class Testbed:
         """What netns-agent needs to find the bed's hosts."""
         return {"XFER_NETNS_PREFIX": self.prefix, "XFER_NETNS_HOSTS": self.hosts_file}
 
-    def env(self, extra=None):
-        """The test's environment, with agent_env and `extra`."""
-        return dict(os.environ, **self.agent_env, **(extra or {}))
+    def env(self, base=None):
+        """`base` (default: the test's environment) with agent_env."""
+        return dict(os.environ if base is None else base, **self.agent_env)
 
     def on(self, host, argv):
         """The command line that runs `argv` on `host`, as `ssh host ARGV` would."""
@@ -171,10 +171,11 @@ class Testbed:
                               stdin=subprocess.DEVNULL)
 
     def run_and_break(self, host, argv, out, fault, bound, env=None):
-        """Runs `argv` (a launch writing --benchmark_out=`out`) on `host`; once `out` holds a
-        finished row, calls fault() and waits at most `bound` seconds for the launch to end.
-        Returns (exit status, stdout and stderr together, the result document). AssertionError
-        if no row finished first, or if it did not end in time (the launch is killed then)."""
+        """Runs `argv` (a launch writing --benchmark_out=`out`) on `host`, in environment `env`
+        (default: the test's); once `out` holds a finished row, calls fault() and waits at most
+        `bound` seconds for the launch to end. Returns (exit status, stdout and stderr together,
+        the result document). AssertionError if no row finished first, or if the launch did not
+        end in time (it is killed then)."""
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
             proc = subprocess.Popen(self.on(host, argv), env=self.env(env), stdout=log,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
