@@ -99,6 +99,8 @@ class SlurmCluster:
         self.root = None
         self.nodes = []  # (name, address); the first also runs slurmctld and the client commands
 
+    EXTRA_CONFIG = []  # more slurm.conf lines
+
     def _find_nodes(self):
         # slurmctld only runs on the host its SlurmctldHost names.
         return [(socket.gethostname().split(".")[0], "127.0.0.1")]
@@ -126,7 +128,7 @@ class SlurmCluster:
                 self._start_daemon("slurmd-" + name, self.on(name, [
                     self.programs["slurmd"], "-D", "-f", self.conf, "-N", name]),
                                    self.path("log", f"slurmd-{name}.log"))
-            self._wait_for_idle()
+            self.wait_for_idle()
         except BaseException:
             self.stop()
             raise
@@ -273,7 +275,7 @@ class SlurmCluster:
             "ReturnToService=2",
             "InactiveLimit=0",
             "KillWait=5",
-        ] + [f"NodeName={name} NodeHostname={name} NodeAddr={addr} {hardware} State=UNKNOWN"
+        ] + self.EXTRA_CONFIG + [f"NodeName={name} NodeHostname={name} NodeAddr={addr} {hardware} State=UNKNOWN"
              for name, addr in self.nodes] + [
             "PartitionName=xfer Nodes=ALL Default=YES MaxTime=10 State=UP",
         ]
@@ -325,7 +327,7 @@ class SlurmCluster:
         proc = self.command("sinfo", ["-h", "-N", "-o", "%N %T %E"], timeout=10)
         return (proc.stdout.strip() or proc.stderr.strip()).splitlines()
 
-    def _wait_for_idle(self):
+    def wait_for_idle(self):
         last = [[]]
 
         def idle():
@@ -382,6 +384,10 @@ def other_ranks_lines(proc):
 class SlurmClusterOnTestbed(SlurmCluster):
     """A node on every host of a started testbed.Testbed (nodeA, nodeB, ...); slurmctld and the
     client commands (srun, sinfo, ...) run on the first."""
+
+    # A node whose link is down is declared DOWN within seconds (the default waits 5 minutes),
+    # which ends its job steps: srun would otherwise wait for their tasks' exit messages.
+    EXTRA_CONFIG = ["SlurmdTimeout=10", "MessageTimeout=5"]
 
     def __init__(self, bed):
         super().__init__()
