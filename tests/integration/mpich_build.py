@@ -9,11 +9,10 @@ XFER_EXPECT_MPICH=1 (tools/test sets it as root, where it installs them) that is
 
 import fcntl
 import os
-import shutil
 import subprocess
 import tempfile
 
-from xfer_testlib import XFERBENCH, cannot_run
+from xfer_testlib import XFERBENCH, cannot_run, programs
 
 SOURCE = os.environ.get("XFER_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(os.path.dirname(XFERBENCH) or tempfile.gettempdir(), "mpich-xferbench")
@@ -25,12 +24,8 @@ def unavailable(reason):
 
 def build():
     """(MPICH's mpiexec, the xferbench built against MPICH)."""
-    tools = {name: shutil.which(name) for name in ("mpicc.mpich", "mpicxx.mpich",
-                                                   "mpiexec.mpich")}
-    missing = [name for name, path in tools.items() if not path]
-    if missing:
-        raise unavailable("not installed: " + ", ".join(missing) +
-                          " (Debian: apt-get install libmpich-dev mpich)")
+    tools = programs(("mpicc.mpich", "mpicxx.mpich", "mpiexec.mpich"), "libmpich-dev mpich",
+                     unavailable)
     configure = ["cmake", "-S", SOURCE, "-B", BUILD, "-DCMAKE_BUILD_TYPE=Release",
                  "-DXFER_WITH_CUDA=OFF", "-DXFER_WITH_NCCL=OFF", "-DXFER_BUILD_TESTS=OFF",
                  "-DMPI_C_COMPILER=" + tools["mpicc.mpich"],

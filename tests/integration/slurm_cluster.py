@@ -13,14 +13,13 @@ every node of a test bed: its socket is a file, which other network namespaces r
 
 import ctypes
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
 
-from xfer_testlib import cannot_run
+from xfer_testlib import cannot_run, programs
 
 # Where Debian puts the daemons; a non-login root shell may not have sbin on PATH.
 _SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/local/sbin", "/usr/sbin",
@@ -37,11 +36,7 @@ def unavailable(reason):
 
 def find_programs():
     """The paths of PROGRAMS, or raises unavailable() saying what is missing."""
-    found = {name: shutil.which(name, path=_SEARCH_PATH) for name in PROGRAMS}
-    missing = [name for name, path in found.items() if not path]
-    if missing:
-        raise unavailable("not installed: " + ", ".join(missing) +
-                          " (Debian: apt-get install slurmctld slurmd slurm-client munge)")
+    found = programs(PROGRAMS, "slurmctld slurmd slurm-client munge", unavailable, _SEARCH_PATH)
     if os.geteuid() != 0:
         raise unavailable("a local Slurm cluster needs root (slurmd starts the job's tasks)")
     return found
@@ -275,10 +270,10 @@ class SlurmCluster:
             "ReturnToService=2",
             "InactiveLimit=0",
             "KillWait=5",
-        ] + self.EXTRA_CONFIG + [f"NodeName={name} NodeHostname={name} NodeAddr={addr} {hardware} State=UNKNOWN"
-             for name, addr in self.nodes] + [
-            "PartitionName=xfer Nodes=ALL Default=YES MaxTime=10 State=UP",
-        ]
+        ] + self.EXTRA_CONFIG + [
+            f"NodeName={name} NodeHostname={name} NodeAddr={addr} {hardware} State=UNKNOWN"
+            for name, addr in self.nodes
+        ] + ["PartitionName=xfer Nodes=ALL Default=YES MaxTime=10 State=UP"]
         with open(self.conf, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
 

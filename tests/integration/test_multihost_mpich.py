@@ -61,12 +61,10 @@ class AcrossTwoHosts(unittest.TestCase):
         self.assertGreater(crossed, row["iterations"] * 65536)
 
     def test_the_processes_of_one_host_killed(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "run.json")
-            status, said, document = self.bed.run_and_break(
-                "nodeA", self.mpiexec_argv(LONG + ["--benchmark_out=" + out]), out,
-                lambda: self.assertEqual(self.bed.kill("nodeB", "xferbench"), 1), FAULT_BOUND,
-                mpich_env(UCX_OVER_TCP))
+        status, said, document, _ = self.bed.run_and_break(
+            "nodeA", lambda out: self.mpiexec_argv(LONG + ["--benchmark_out=" + out]),
+            lambda: self.assertEqual(self.bed.kill("nodeB", "xferbench"), 1), FAULT_BOUND,
+            mpich_env(UCX_OVER_TCP))
         self.assertNotEqual(status, 0, said)
         assert_cut_short(self, document)
         # Hydra names the host; it ends every rank with SIGKILL, so xferbench says nothing.

@@ -17,13 +17,12 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import tempfile
 import time
 
-from xfer_testlib import cannot_run
+from xfer_testlib import cannot_run, programs
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netns-agent")
 SUBNET = "10.217.0.0/24"  # host i (from 0) is 10.217.0.<i + 1>
@@ -99,11 +98,8 @@ class Testbed:
     """`hosts` hosts named nodeA, nodeB, ...; start() makes them, stop() removes them."""
 
     def __init__(self, hosts):
-        missing = [p for p in ("ip", "nsenter", "unshare", "mount", "hostname")
-                   if not shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")]
-        if missing:
-            raise unavailable("not installed: " + ", ".join(missing) +
-                              " (Debian: apt-get install iproute2 util-linux)")
+        programs(("ip", "nsenter", "unshare", "mount", "hostname"), "iproute2 util-linux",
+                 unavailable, os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
         if os.geteuid() != 0:
             raise unavailable("a test bed of network namespaces needs root")
         global _beds_made
@@ -144,12 +140,6 @@ class Testbed:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-
     # --- using it ------------------------------------------------------------------------
 
     @property
@@ -170,14 +160,16 @@ class Testbed:
                               errors="replace", timeout=timeout, env=self.env(env), check=False,
                               stdin=subprocess.DEVNULL)
 
-    def run_and_break(self, host, argv, out, fault, bound, env=None):
-        """Runs `argv` (a launch writing --benchmark_out=`out`) on `host`, in environment `env`
-        (default: the test's); once `out` holds a finished row, calls fault() and waits at most
-        `bound` seconds for the launch to end. Returns (exit status, stdout and stderr together,
-        the result document). AssertionError if no row finished first, or if the launch did not
-        end in time (it is killed then)."""
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
-            proc = subprocess.Popen(self.on(host, argv), env=self.env(env), stdout=log,
+    def run_and_break(self, host, launch, fault, bound, env=None):
+        """Runs launch(OUT) on `host`, a launch writing --benchmark_out=OUT, in environment
+        `env` (default: the test's); once OUT holds a finished row, calls fault() and waits at
+        most `bound` seconds for the launch to end. Returns (exit status, stdout and stderr
+        together, the result document, OUT). AssertionError if no row finished first, or if
+        the launch did not end in time (it is killed then)."""
+        with tempfile.TemporaryDirectory() as tmp, \
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+            out = os.path.join(tmp, "run.json")
+            proc = subprocess.Popen(self.on(host, launch(out)), env=self.env(env), stdout=log,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
             def said():
@@ -201,7 +193,7 @@ class Testbed:
                     proc.kill()
                     proc.wait()
             with open(out, encoding="utf-8") as f:
-                return proc.returncode, said(), json.load(f)
+                return proc.returncode, said(), json.load(f), out
 
     def link_down(self, host):
         """Unplugs `host`: its port on the bridge goes down (its own side loses the carrier)."""

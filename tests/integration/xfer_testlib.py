@@ -7,6 +7,7 @@ flag) and PLAIN_PINGPONG. Every run has a timeout: a hang fails the test, it nev
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -50,15 +51,29 @@ def failed(row):
     return bool(row.get("error_occurred")) or row.get("skipped") is True
 
 
-def assert_cut_short(test, document):
-    """A run cut short kept its finished rows, each valid, and says it is incomplete."""
+def assert_cut_short(test, document, output=None, out=None, prefix=""):
+    """A run cut short kept its finished rows, each valid, and says it is incomplete; with
+    `output`, rank 0 said so there too (each of its lines after `prefix`: srun --label's "0: ")."""
     kept = rows(document)
     test.assertGreaterEqual(len(kept), 1, document)
     test.assertFalse(any(failed(r) for r in kept), kept)
     incomplete = document["context"]["xferbench"]["incomplete"]
     test.assertIsNotNone(incomplete, "a run cut short is marked incomplete")
     test.assertEqual(incomplete["rows"], len(kept))
-    return kept
+    if output is not None:
+        test.assertIn(f"{prefix}xferbench: the run did not finish; the {len(kept)} row(s) measured "
+                      f"so far are in {out}", output)
+
+
+def programs(names, packages, unavailable, path=None):
+    """{name: path} of the programs `names` (looked up in `path`, default PATH), or raises
+    unavailable() naming those missing and the Debian `packages` that have them."""
+    found = {name: shutil.which(name, path=path) for name in names}
+    missing = [name for name, where in found.items() if not where]
+    if missing:
+        raise unavailable("not installed: " + ", ".join(missing) +
+                          f" (Debian: apt-get install {packages})")
+    return found
 
 
 def cannot_run(variable, what, reason):
