@@ -43,11 +43,12 @@ def unavailable(reason):
 
 
 def _start_time(pid):
-    """When process `pid` started, in clock ticks since boot ("" if it is gone): with the pid, a
-    name that no later process can have."""
+    """When process `pid` started, in clock ticks since boot ("" if it has ended, or ended and
+    awaits its parent): with the pid, a name that no later process can have."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
+            fields = f.read().rsplit(")", 1)[1].split()
+        return "" if fields[0] == "Z" else fields[19]
     except (OSError, IndexError):
         return ""
 
