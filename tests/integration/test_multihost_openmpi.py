@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
-from testbed import AGENT, OPENMPI_MCA, Testbed, unavailable
+from testbed import AGENT, OPENMPI_MCA, SUBNET, Testbed, unavailable
 from xfer_testlib import MPIRUN, OPENMPI_AS_ROOT, XFERBENCH, assert_cut_short, failed, rows
 
 QUICK = ["--benchmark_filter=mpi_host", "--xfer_sizes=8,64K", "--xfer_max_time=0.02",
@@ -84,6 +84,13 @@ class OnTestbed(unittest.TestCase):
 
 
 class TwoHostsTwoRanksEach(OnTestbed):
+    def test_the_bed_has_no_way_out(self):
+        # A host's only route is the bed's subnet, on its cable to the bridge: no default route.
+        for host in self.bed.hosts:
+            proc = self.bed.run(host, ["ip", "-4", "route"], timeout=30)
+            self.assertEqual([line.split()[:3] for line in proc.stdout.splitlines()],
+                             [[SUBNET, "dev", "eth0"]], proc.stderr)
+
     def test_halves_pair_across_hosts_and_tcp_carries_them(self):
         before = self.bed.bridge_bytes("nodeB")
         # btl_base_verbose: each rank says which transport (BTL) reaches each other rank.
