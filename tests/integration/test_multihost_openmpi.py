@@ -84,6 +84,11 @@ class OnTestbed(unittest.TestCase):
 
 
 class TwoHostsTwoRanksEach(OnTestbed):
+    def test_each_host_has_its_name(self):
+        for host in self.bed.hosts:  # hostname(1) asks gethostname()
+            proc = self.bed.run(host, ["hostname"], timeout=30)
+            self.assertEqual(proc.stdout.strip(), host, proc.stderr)
+
     def test_the_bed_has_no_way_out(self):
         # A host's only route is the bed's subnet, on its cable to the bridge: no default route.
         for host in self.bed.hosts:
