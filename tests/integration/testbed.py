@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -32,7 +33,7 @@ SUBNET = "10.217.0.0/24"  # host i (from 0) is 10.217.0.<i + 1>
 OPENMPI_MCA = {"btl": "self,tcp,vader", "btl_tcp_if_include": SUBNET,
                "oob_tcp_if_include": SUBNET, "mpi_yield_when_idle": "1"}
 FIRST_ROW_TIMEOUT = 60  # seconds from launch to the first finished row, before a fault
-# Our namespaces: xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">.
+# Our namespaces, xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">, and folders.
 _OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
 _beds_made = 0
 
@@ -88,11 +89,19 @@ def _remove(namespaces):
         _ip("netns", "delete", ns, check=False)
 
 
+def _orphaned(name):
+    """Whether `name` is one of our namespaces or folders, of a bed whose owner has gone."""
+    m = _OURS.match(name)
+    return bool(m) and _start_time(m.group(1)) != m.group(2)
+
+
 def remove_leftovers():
-    """Removes the namespaces of beds whose owner has gone (a test run that was killed)."""
+    """Removes what beds whose owner has gone (a test run that was killed) left behind: their
+    namespaces, and their folders in the temporary directory."""
     names = [line.split()[0] for line in _ip("netns", "list", check=False).splitlines() if line]
-    _remove([n for n in names
-             if (m := _OURS.match(n)) and _start_time(m.group(1)) != m.group(2)])
+    _remove([n for n in names if _orphaned(n)])
+    for name in filter(_orphaned, os.listdir(tempfile.gettempdir())):
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
 
 
 class Testbed:
@@ -117,7 +126,7 @@ class Testbed:
 
     def start(self):
         remove_leftovers()
-        self._tmp = tempfile.TemporaryDirectory(prefix="xfer-testbed-")
+        self._tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         try:
             self._namespace(self.switch)
             _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
