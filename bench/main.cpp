@@ -154,10 +154,6 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   }
   xfer::arm_fail_point(config.test_fail, world.rank());
   xfer::set_host_page_policy(xfer::parse_page_policy("--xfer_test_host_pages", config.test_host_pages));
-  if (!config.test_hosts.empty()) {
-    const auto r = static_cast<std::size_t>(world.rank());
-    world.pretend_host(config.test_hosts[r < config.test_hosts.size() ? r : 0]);
-  }
   if (!config.test_rank_dump.empty()) {  // start each rank's dump afresh
     std::remove((config.test_rank_dump + "/rank" + std::to_string(world.rank()) + ".txt").c_str());
   }
@@ -176,6 +172,9 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::finish_context(context, registry, world);
 
   const std::vector<std::string> hosts = world.all_gather(world.host());  // collective
+  if (const auto role = xfer::role_of(config.rank_pairs, world.rank()); role.active())
+    watchdog.name_peer("rank " + std::to_string(role.peer) + " on " +
+                       hosts[static_cast<std::size_t>(role.peer)]);
   std::vector<int> gpus;
   const xfer::json::Value* gpu = registry.rank_info().find("gpu");
   for (const auto& text : world.all_gather(gpu && !gpu->is_null() ? gpu->dump(0) : "-1"))

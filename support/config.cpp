@@ -223,10 +223,6 @@ const std::vector<Flag>& flags() {
          c.test_host_pages = v;
        },
        true},
-      {"xfer_test_hosts", "XFER_TEST_HOSTS", "HOST[,HOST...]",
-       "test only: the host name each rank reports, in rank order",
-       [](Config& c, const std::string&, const std::string& v) { c.test_hosts = split_list(v); },
-       true},
       {"xfer_test_rank_dump", "XFER_TEST_RANK_DUMP", "DIR",
        "test only: every rank writes the iteration counts it ran, and each row it set up, to "
        "DIR/rank<N>.txt",
@@ -336,7 +332,6 @@ std::string settings_fingerprint(const CommandLine& cl) {
       << c.pairs << ' ' << c.window << ' ';
   for (const auto& m : c.modes) out << m << ',';
   for (const int g : c.gpu_map) out << g << ',';
-  for (const auto& host : c.test_hosts) out << host << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   out << '\n'
       << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.seed << ' ' << c.floor_pct << ' '

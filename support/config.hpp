@@ -63,7 +63,6 @@ struct Config {
   double test_shift_pct = 0;  // and each visit's times by its own factor within 1 +- this
   std::string test_slowdown;  // REGEX:PCT: rows matching REGEX time PCT percent longer
   std::string test_host_pages = "default";  // host_memory.hpp: PagePolicy
-  std::vector<std::string> test_hosts;  // host name per rank, instead of the real ones
   std::string test_rank_dump;
   FailPoint test_fail;  // one checked CUDA or NCCL call fails on purpose (failpoint.hpp)
 };

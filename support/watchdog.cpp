@@ -31,6 +31,11 @@ void Watchdog::arm(const std::string& what) {
   wake_.notify_all();
 }
 
+void Watchdog::name_peer(const std::string& peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  peer_ = " (this rank's peer: " + peer + ")";
+}
+
 void Watchdog::after_failure(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -61,8 +66,8 @@ void Watchdog::watch() {
       if (failure_.empty()) {
         std::fprintf(stderr,
                      "xferbench: %s: no result after %.0f s (--xfer_timeout); a peer rank may "
-                     "have failed or the device hangs. Aborting the job.\n",
-                     what_.c_str(), timeout_.count());
+                     "have failed%s or the device hangs. Aborting the job.\n",
+                     what_.c_str(), timeout_.count(), peer_.c_str());
       } else {
         std::fprintf(stderr,
                      "xferbench: %s: %s\nxferbench: %s: the other ranks did not answer within "

@@ -19,6 +19,9 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
   void arm(const std::string& what);  // starts the clock for `what`
+  // "rank 1 on nodeB": the timeout message names the rank this one exchanges with, and its
+  // host, since on a cluster a lost peer is the usual reason.
+  void name_peer(const std::string& peer);
   void disarm();
   // This rank failed inside the armed run and is about to agree with its peers. A peer that
   // waits for a message this rank will now never send cannot join the agreement (MPI cannot
@@ -35,6 +38,7 @@ class Watchdog {
   std::condition_variable wake_;
   std::string what_;
   std::string failure_;  // set by after_failure
+  std::string peer_;     // set by name_peer
   std::chrono::steady_clock::time_point deadline_;
   bool armed_ = false;
   bool stopping_ = false;

@@ -24,8 +24,6 @@ class World {
   int local_size() const { return local_size_; }
   bool is_root() const { return rank_ == 0; }
   const std::string& host() const { return host_; }
-  // Test-only (--xfer_test_hosts): report another host name, to exercise inter-node labels.
-  void pretend_host(const std::string& host) { host_ = host; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
   // Collective agreement: every rank calls these with its own value and gets the same answer.

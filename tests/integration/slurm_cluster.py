@@ -1,22 +1,25 @@
-"""A throwaway one-node Slurm cluster on localhost, for the tests that launch through srun.
+"""A throwaway Slurm cluster, for the tests that launch through srun: one node on localhost
+(SlurmCluster), or one node per host of a test bed of network namespaces (SlurmClusterOnTestbed,
+see testbed.py), slurmctld on the first.
 
 munged, slurmctld and slurmd run in the foreground as children of the test, as root, with every
 file they touch (key, socket, state, spool, logs, pid files, the job's TMPDIR) in one temporary
 directory: nothing in /etc/slurm, /etc/munge, /var or /run is used. The cluster needs
 no systemd and no cgroups (proctrack/linuxproc, task/none, no accounting). Every command has a
 timeout; stop() ends the jobs, then the daemons, and removes the directory, even after a failed
-start, and the daemons also die with the test process if it is killed.
+start, and the daemons also die with the test process if it is killed. The one munged serves
+every node of a test bed: its socket is a file, which other network namespaces reach too.
 """
 
 import ctypes
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-import unittest
+
+from xfer_testlib import cannot_run, programs
 
 # Where Debian puts the daemons; a non-login root shell may not have sbin on PATH.
 _SEARCH_PATH = os.pathsep.join(
@@ -28,23 +31,13 @@ LOG_LINES = 30
 
 
 def unavailable(reason):
-    """What a Slurm test raises when it cannot run here: a skip, or a failure where
-    XFER_EXPECT_SLURM=1 says that this machine must run it (so CI cannot lose it silently)."""
-    if os.environ.get("XFER_EXPECT_SLURM") == "1":
-        return AssertionError("XFER_EXPECT_SLURM=1 but the Slurm test cannot run: " + reason)
-    return unittest.SkipTest(reason)
+    """What a Slurm test raises when it cannot run here (XFER_EXPECT_SLURM=1: a failure)."""
+    return cannot_run("XFER_EXPECT_SLURM", "the Slurm test", reason)
 
 
 def find_programs():
     """The paths of PROGRAMS, or raises unavailable() saying what is missing."""
-    found = {name: shutil.which(name, path=_SEARCH_PATH) for name in PROGRAMS}
-    missing = [name for name, path in found.items() if not path]
-    if missing:
-        raise unavailable(
-            "not installed: "
-            + ", ".join(missing)
-            + " (Debian: apt-get install slurmctld slurmd slurm-client munge)"
-        )
+    found = programs(PROGRAMS, "slurmctld slurmd slurm-client munge", unavailable, _SEARCH_PATH)
     if os.geteuid() != 0:
         raise unavailable("a local Slurm cluster needs root (slurmd starts the job's tasks)")
     return found
@@ -96,14 +89,28 @@ def clean_env(extra=None):
 
 
 class SlurmCluster:
-    """start() brings the node to idle or raises AssertionError with the daemons' logs."""
+    """start() brings the nodes to idle or raises AssertionError with the daemons' logs."""
 
     def __init__(self):
         self.programs = find_programs()
         self._tmp = None
         self._daemons = []  # (name, Popen, log paths), in start order
         self.root = None
-        self.node = None
+        self.nodes = []  # (name, address); the first also runs slurmctld and the client commands
+
+    EXTRA_CONFIG = []  # more slurm.conf lines
+
+    def _find_nodes(self):
+        # slurmctld only runs on the host its SlurmctldHost names.
+        return [(socket.gethostname().split(".")[0], "127.0.0.1")]
+
+    def on(self, node, argv):
+        """The command line that runs `argv` on `node`."""
+        return list(argv)
+
+    @property
+    def node(self):
+        return self.nodes[0][0]
 
     # --- life cycle ----------------------------------------------------------------------
 
@@ -115,15 +122,16 @@ class SlurmCluster:
             self._start_munged()
             self._start_daemon(
                 "slurmctld",
-                [self.programs["slurmctld"], "-D", "-i", "-f", self.conf],
+                self.on(self.node, [self.programs["slurmctld"], "-D", "-i", "-f", self.conf]),
                 self.path("log", "slurmctld.log"),
             )
-            self._start_daemon(
-                "slurmd",
-                [self.programs["slurmd"], "-D", "-f", self.conf, "-N", self.node],
-                self.path("log", "slurmd.log"),
-            )
-            self._wait_for_idle()
+            for name, _ in self.nodes:
+                self._start_daemon(
+                    "slurmd-" + name,
+                    self.on(name, [self.programs["slurmd"], "-D", "-f", self.conf, "-N", name]),
+                    self.path("log", f"slurmd-{name}.log"),
+                )
+            self.wait_for_idle()
         except BaseException:
             self.stop()
             raise
@@ -134,7 +142,9 @@ class SlurmCluster:
         Idempotent; never raises for a daemon that is already gone."""
         if self._tmp is None:
             return
-        if len(self._daemons) == 3 and all(p.poll() is None for _, p, _ in self._daemons):
+        if len(self._daemons) == 2 + len(self.nodes) and all(
+            p.poll() is None for _, p, _ in self._daemons
+        ):
             self._end_jobs()
         for _, proc, _ in reversed(self._daemons):
             if proc.poll() is None:
@@ -172,8 +182,9 @@ class SlurmCluster:
         )
 
     def command(self, name, args, timeout=30, env=None):
+        """Slurm's client command `name` with `args`, on the first node."""
         return subprocess.run(
-            [self.programs[name]] + list(args),
+            self.on(self.node, [self.programs[name]] + list(args)),
             capture_output=True,
             text=True,
             errors="replace",
@@ -185,13 +196,35 @@ class SlurmCluster:
         )
 
     def srun(self, args, timeout=120, env=None):
-        """srun ARGS; a job over `timeout` is cancelled by stop(), the srun itself is killed."""
-        return self.command("srun", args, timeout=timeout, env=env)
+        """srun ARGS, with `diagnosis` (its status, output and the daemons' logs) for an
+        assertion message. Over `timeout` the srun is killed and AssertionError says what it
+        had printed; stop() cancels the job."""
+        try:
+            proc = self.command("srun", args, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as timeout_expired:
+            said = [
+                out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+                for out in (timeout_expired.stdout, timeout_expired.stderr)
+            ]
+            raise AssertionError(
+                f"srun did not end within {timeout} s\n--- stdout\n{said[0]}\n"
+                f"--- stderr\n{said[1]}\n{self.logs()}"
+            ) from None
+        proc.diagnosis = (
+            f"srun exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n"
+            f"--- stderr\n{proc.stderr}\n{self.logs()}"
+        )
+        return proc
 
-    def mpi_plugins(self):
-        """What srun --mpi=list says (srun writes it to stderr)."""
-        proc = self.command("srun", ["--mpi=list"])
-        return proc.stdout + proc.stderr
+    def require_pmix(self):
+        """Raises unavailable() unless srun has the PMIx plugin, which Open MPI 4.1 needs to be
+        started by srun."""
+        proc = self.command("srun", ["--mpi=list"])  # srun writes the list to stderr
+        plugins = proc.stdout + proc.stderr
+        if "pmix" not in plugins:
+            raise unavailable(
+                "srun has no PMIx plugin (srun --mpi=list: " + " ".join(plugins.split()) + ")"
+            )
 
     def logs(self):
         """The tail of every daemon's log, for an assertion message. slurmctld and slurmd in
@@ -208,6 +241,7 @@ class SlurmCluster:
     def _write_config(self):
         # munged insists that every directory above its socket is searchable by all.
         os.chmod(self.root, 0o711)
+        self.nodes = self._find_nodes()
         for name, mode in (
             ("munge", 0o700),
             ("run", 0o755),
@@ -219,54 +253,63 @@ class SlurmCluster:
         ):
             os.mkdir(self.path(name))
             os.chmod(self.path(name), mode)
+        for name, _ in self.nodes:  # each node its own (%n: the node's name)
+            for shared in ("spool", "tmpfs"):
+                os.mkdir(self.path(shared, name))
+                os.chmod(self.path(shared, name), os.stat(self.path(shared)).st_mode)
         key = os.open(self.path("munge", "munge.key"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(key, "wb") as f:
             f.write(os.urandom(1024))
         open(self.path("plugstack.conf"), "w", encoding="utf-8").close()
 
-        # slurmctld only runs on the host its SlurmctldHost names; slurmd -C says what the node has.
-        host = socket.gethostname().split(".")[0]
-        self.node = host
+        # slurmd -C says what a node has (each node of a test bed has the whole machine).
+        host, address = self.nodes[0]
         hardware = self._node_hardware()
         ctld_port, slurmd_port = _free_ports(2)
         d = self.path
-        lines = [
-            "ClusterName=xfertest",
-            f"SlurmctldHost={host}(127.0.0.1)",
-            f"SlurmctldPort={ctld_port}",
-            f"SlurmdPort={slurmd_port}",
-            "SlurmUser=root",
-            "SlurmdUser=root",
-            "AuthType=auth/munge",
-            "CredType=cred/munge",
-            f"AuthInfo=socket={d('run', 'munge.socket')}",
-            f"StateSaveLocation={d('state')}",
-            f"SlurmdSpoolDir={d('spool')}",
-            f"SlurmctldPidFile={d('run', 'slurmctld.pid')}",
-            f"SlurmdPidFile={d('run', 'slurmd.pid')}",
-            f"SlurmctldLogFile={d('log', 'slurmctld.log')}",
-            f"SlurmdLogFile={d('log', 'slurmd.log')}",
-            "SlurmctldDebug=info",
-            "SlurmdDebug=info",
-            f"TmpFS={d('tmpfs')}",
-            f"PlugStackConfig={d('plugstack.conf')}",
-            "MailProg=/bin/true",
-            # No systemd, no cgroups: plain process tracking, no binding, no accounting.
-            "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
-            "JobAcctGatherType=jobacct_gather/none",
-            "AccountingStorageType=accounting_storage/none",
-            "JobCompType=jobcomp/none",
-            "SchedulerType=sched/builtin",
-            "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_Core",
-            "MpiDefault=none",
-            "ReturnToService=2",
-            "InactiveLimit=0",
-            "KillWait=5",
-            f"NodeName={host} NodeHostname={host} NodeAddr=127.0.0.1 {hardware} State=UNKNOWN",
-            "PartitionName=xfer Nodes=ALL Default=YES MaxTime=10 State=UP",
-        ]
+        lines = (
+            [
+                "ClusterName=xfertest",
+                f"SlurmctldHost={host}({address})",
+                f"SlurmctldPort={ctld_port}",
+                f"SlurmdPort={slurmd_port}",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                "AuthType=auth/munge",
+                "CredType=cred/munge",
+                f"AuthInfo=socket={d('run', 'munge.socket')}",
+                f"StateSaveLocation={d('state')}",
+                f"SlurmdSpoolDir={d('spool', '%n')}",
+                f"SlurmctldPidFile={d('run', 'slurmctld.pid')}",
+                f"SlurmdPidFile={d('run', 'slurmd-%n.pid')}",
+                f"SlurmctldLogFile={d('log', 'slurmctld.log')}",
+                f"SlurmdLogFile={d('log', 'slurmd-%n.log')}",
+                "SlurmctldDebug=info",
+                "SlurmdDebug=info",
+                f"TmpFS={d('tmpfs', '%n')}",
+                f"PlugStackConfig={d('plugstack.conf')}",
+                "MailProg=/bin/true",
+                # No systemd, no cgroups: plain process tracking, no binding, no accounting.
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "JobAcctGatherType=jobacct_gather/none",
+                "AccountingStorageType=accounting_storage/none",
+                "JobCompType=jobcomp/none",
+                "SchedulerType=sched/builtin",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core",
+                "MpiDefault=none",
+                "ReturnToService=2",
+                "InactiveLimit=0",
+                "KillWait=5",
+            ]
+            + self.EXTRA_CONFIG
+            + [
+                f"NodeName={name} NodeHostname={name} NodeAddr={addr} {hardware} State=UNKNOWN"
+                for name, addr in self.nodes
+            ]
+            + ["PartitionName=xfer Nodes=ALL Default=YES MaxTime=10 State=UP"]
+        )
         with open(self.conf, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
 
@@ -333,25 +376,21 @@ class SlurmCluster:
         out = self.path("log", name + ".out")
         self._spawn(name, argv, [log, out], out)
 
-    def _node_state(self):
-        """(state, reason) of our node as sinfo says, e.g. ("idle", "none")."""
-        proc = self.command("sinfo", ["-h", "-N", "-n", self.node, "-o", "%T|%E"], timeout=10)
-        line = (proc.stdout.strip() or proc.stderr.strip()).splitlines()[-1:] or [""]
-        state, _, reason = line[0].partition("|")
-        return state, reason
+    def _node_states(self):
+        """What sinfo says of each node: "NODE state reason" lines, e.g. "nodeA idle none"."""
+        proc = self.command("sinfo", ["-h", "-N", "-o", "%N %T %E"], timeout=10)
+        return (proc.stdout.strip() or proc.stderr.strip()).splitlines()
 
-    def _wait_for_idle(self):
-        last = [("", "")]
+    def wait_for_idle(self):
+        last = [[]]
 
         def idle():
-            last[0] = self._node_state()
-            return last[0][0] == "idle"
+            last[0] = self._node_states()
+            states = {line.split()[0]: line.split()[1:2] for line in last[0] if line.split()}
+            return all(states.get(name) == ["idle"] for name, _ in self.nodes)
 
         self._poll(
-            idle,
-            START_TIMEOUT,
-            "the node to become idle",
-            lambda: "sinfo says state {!r}, reason {!r}".format(*last[0]),
+            idle, START_TIMEOUT, "every node to become idle", lambda: f"sinfo says {last[0]!r}"
         )
 
     def _poll(self, ready, timeout, what, detail=lambda: ""):
@@ -380,7 +419,12 @@ class SlurmCluster:
         directory (NODE_JOB.STEP) until it exits."""
 
         def ended():
-            steps = [n for n in os.listdir(self.path("spool")) if n.startswith(self.node + "_")]
+            steps = [
+                n
+                for name, _ in self.nodes
+                for n in os.listdir(self.path("spool", name))
+                if n.startswith(name + "_")
+            ]
             jobs = self.command("squeue", ["-h", "-o", "%i"], timeout=10).stdout.strip()
             return not steps and not jobs
 
@@ -391,3 +435,36 @@ class SlurmCluster:
                 time.sleep(0.25)
         except (subprocess.TimeoutExpired, OSError):
             pass
+
+
+def other_ranks_lines(proc):
+    """The lines of an `srun --label` run printed by a rank other than 0 (srun's own lines have
+    no "N: " prefix)."""
+    return [
+        line
+        for stream in (proc.stdout, proc.stderr)
+        for line in stream.splitlines()
+        if line[:1].isdigit() and not line.startswith("0: ")
+    ]
+
+
+class SlurmClusterOnTestbed(SlurmCluster):
+    """A node on every host of a started testbed.Testbed (nodeA, nodeB, ...); slurmctld and the
+    client commands (srun, sinfo, ...) run on the first."""
+
+    # A node whose link is down is declared DOWN within seconds (the default waits 5 minutes),
+    # which ends its job steps: srun would otherwise wait for their tasks' exit messages.
+    EXTRA_CONFIG = ["SlurmdTimeout=10", "MessageTimeout=5"]
+
+    def __init__(self, bed):
+        super().__init__()
+        self.bed = bed
+
+    def _find_nodes(self):
+        return [(host, self.bed.address[host]) for host in self.bed.hosts]
+
+    def on(self, node, argv):
+        return self.bed.on(node, argv)
+
+    def env(self, extra=None):
+        return super().env(dict(self.bed.agent_env, **(extra or {})))

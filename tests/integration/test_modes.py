@@ -100,37 +100,6 @@ class Pairs(unittest.TestCase):
             self.assertAlmostEqual(row["GB/s"], 2 * row["pair_gbps_min"], delta=row["GB/s"] * 1e-6)
         self.assertIn("rank pairs: 0:2 (intra-node), 1:3 (intra-node)", proc.stderr)
 
-    def test_a_pair_across_hosts_is_labelled_inter_node(self):
-        proc, doc = launch_json(
-            4,
-            [
-                "--xfer_sizes=8",
-                "--xfer_pairs=halves",
-                "--xfer_max_time=0.05",
-                "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB",
-            ],
-            timeout=300,
-        )
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        pairs = doc["context"]["xferbench"]["pairs"]
-        self.assertEqual([p["hosts"] for p in pairs], [["nodeA", "nodeB"], ["nodeA", "nodeB"]])
-        self.assertEqual([p["inter_node"] for p in pairs], [True, True])
-        self.assertIn("0:2 (inter-node)", proc.stderr)
-        proc, doc = launch_json(
-            4,
-            [
-                "--xfer_sizes=8",
-                "--xfer_pairs=0:1,2:3",
-                "--xfer_max_time=0.05",
-                "--xfer_test_hosts=nodeA,nodeA,nodeB,nodeB",
-            ],
-            timeout=300,
-        )
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(
-            [p["inter_node"] for p in doc["context"]["xferbench"]["pairs"]], [False, False]
-        )
-
     def test_bad_pairs_stop_every_rank_with_the_flag_named(self):
         cases = [
             (3, "--xfer_pairs=halves", "needs an even number of ranks (world size is 3)"),

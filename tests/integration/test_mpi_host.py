@@ -127,6 +127,12 @@ class Watchdog(unittest.TestCase):
         self.assertIn(
             "mpi_host/mode:pingpong/bytes:8: no result after 2 s (--xfer_timeout)", proc.stderr
         )
+        # It names the rank it exchanges with and that rank's host: on a cluster, where to look.
+        self.assertRegex(
+            proc.stderr,
+            r"a peer rank may have failed \(this rank's peer: rank [01] "
+            r"on \S+\) or the device hangs",
+        )
 
 
 class OneRank(unittest.TestCase):

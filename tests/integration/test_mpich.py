@@ -1,90 +1,36 @@
 """xferbench built against MPICH and launched with MPICH's mpiexec (hydra): the same table, file,
-pairs and exit statuses as under Open MPI's mpirun.
-
-The main build uses the system's default MPI (Open MPI on Debian); this test configures and
-builds a second, CPU-only xferbench with MPICH's compiler wrappers into a temporary directory
-(about 15-60 s). Skips without MPICH (Debian: libmpich-dev mpich); with XFER_EXPECT_MPICH=1
-(tools/test sets it as root, where it installs them) that is a failure.
+pairs and exit statuses as under Open MPI's mpirun. mpich_build.py builds that xferbench (and
+skips, or fails in CI, without MPICH).
 """
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import unittest
 
+from mpich_build import build, mpich_env
 from xfer_testlib import failed, rows
 
-SOURCE = os.environ.get("XFER_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICK = ["--xfer_sizes=8,4K", "--benchmark_min_time=0.01", "--benchmark_color=false"]
-
-
-def unavailable(reason):
-    if os.environ.get("XFER_EXPECT_MPICH") == "1":
-        return AssertionError("XFER_EXPECT_MPICH=1 but the MPICH test cannot run: " + reason)
-    return unittest.SkipTest(reason)
 
 
 class UnderMpichMpiexec(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        tools = {
-            name: shutil.which(name) for name in ("mpicc.mpich", "mpicxx.mpich", "mpiexec.mpich")
-        }
-        missing = [name for name, path in tools.items() if not path]
-        if missing:
-            raise unavailable(
-                "not installed: "
-                + ", ".join(missing)
-                + " (Debian: apt-get install libmpich-dev mpich)"
-            )
-        cls.mpiexec = tools["mpiexec.mpich"]
-        cls._tmp = tempfile.TemporaryDirectory(prefix="xfer-mpich-")
-        cls.addClassCleanup(cls._tmp.cleanup)
-        build = os.path.join(cls._tmp.name, "build")
-        configure = [
-            "cmake",
-            "-S",
-            SOURCE,
-            "-B",
-            build,
-            "-DCMAKE_BUILD_TYPE=Release",
-            "-DXFER_WITH_CUDA=OFF",
-            "-DXFER_WITH_NCCL=OFF",
-            "-DXFER_BUILD_TESTS=OFF",
-            "-DMPI_C_COMPILER=" + tools["mpicc.mpich"],
-            "-DMPI_CXX_COMPILER=" + tools["mpicxx.mpich"],
-            "-DMPIEXEC_EXECUTABLE=" + cls.mpiexec,
-        ]
-        for command in (
-            configure,
-            ["cmake", "--build", build, "-j", str(os.cpu_count() or 2), "--target", "xferbench"],
-        ):
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-            if proc.returncode != 0:
-                raise AssertionError(
-                    f"{' '.join(command)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-                )
-        cls.binary = os.path.join(build, "xferbench")
+        cls.mpiexec, cls.binary = build()
 
     def launch(self, ranks, args, out=None):
         command = [self.mpiexec, "-n", str(ranks), self.binary] + QUICK + list(args)
         if out:
             command.append("--benchmark_out=" + out)
-        # An Open MPI launcher's variables would confuse MPICH's ranks; none are set here.
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))
-        }
         return subprocess.run(
             command,
             capture_output=True,
             text=True,
             errors="replace",
             timeout=120,
-            env=env,
+            env=mpich_env(),
             check=False,
         )
 

@@ -7,11 +7,10 @@ without root; with XFER_EXPECT_SLURM=1 those are failures. See slurm_cluster.py 
 
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
-from slurm_cluster import SlurmCluster, unavailable
+from slurm_cluster import SlurmCluster, other_ranks_lines
 from xfer_testlib import XFERBENCH, failed, rows
 
 SIZES = ["--xfer_sizes=8,4K", "--benchmark_min_time=0.01"]
@@ -27,38 +26,13 @@ class TwoRanksUnderSrun(unittest.TestCase):
         cls.cluster = SlurmCluster()  # skips (or fails) here when Slurm cannot run
         cls.addClassCleanup(cls.cluster.stop)
         cls.cluster.start()
-        plugins = cls.cluster.mpi_plugins()
-        if "pmix" not in plugins:
-            raise unavailable(
-                "srun has no PMIx plugin (srun --mpi=list: " + " ".join(plugins.split()) + ")"
-            )
+        cls.cluster.require_pmix()
 
     def srun(self, args):
-        try:
-            proc = self.cluster.srun(SRUN + [XFERBENCH] + list(args), timeout=SRUN_TIMEOUT)
-        except subprocess.TimeoutExpired as timeout:
-            said = [
-                out.decode(errors="replace") if isinstance(out, bytes) else out or ""
-                for out in (timeout.stdout, timeout.stderr)
-            ]
-            self.fail(
-                f"srun did not end within {SRUN_TIMEOUT} s\n--- stdout\n{said[0]}\n"
-                f"--- stderr\n{said[1]}\n{self.cluster.logs()}"
-            )
-        proc.diagnosis = (
-            f"srun exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n"
-            f"--- stderr\n{proc.stderr}\n{self.cluster.logs()}"
-        )
-        return proc
+        return self.cluster.srun(SRUN + [XFERBENCH] + list(args), timeout=SRUN_TIMEOUT)
 
     def assert_only_rank_0_speaks(self, proc):
-        # --label prefixes every line of task N with "N: "; srun's own lines have no prefix.
-        for stream in (proc.stdout, proc.stderr):
-            for line in stream.splitlines():
-                self.assertFalse(
-                    line[:1].isdigit() and not line.startswith("0: "),
-                    "a rank other than 0 printed: " + line,
-                )
+        self.assertEqual(other_ranks_lines(proc), [], "a rank other than 0 printed")
 
     def test_one_table_one_file_and_the_context_of_both_ranks(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,322 @@
+"""A test bed of hosts on one machine, for the tests that launch across nodes.
+
+Each host is a network namespace with its own address on a bridge, and a command runs on a host
+through netns-agent (the launcher agent that Open MPI's plm_rsh_agent and MPICH's -launcher-exec
+are pointed at), which also gives it the host's name. The bridge lives in a namespace of its own,
+so nothing is attached to the root namespace: none of the machine's links, addresses, routes or
+firewall rules change. The addresses (SUBNET, a private range) exist only inside the test bed,
+which has no route out, and the tests target no other address.
+
+stop() kills every process left in the bed's namespaces and deletes them, also after a failed
+start; start() first removes what a killed earlier run left behind (namespaces named for a
+process that no longer exists). Needs root, iproute2 and util-linux (nsenter, unshare); where
+they are missing the tests skip, and with XFER_EXPECT_TESTBED=1 (tools/test as root) they fail.
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from xfer_testlib import cannot_run, programs
+
+AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netns-agent")
+SUBNET = "10.217.0.0/24"  # host i (from 0) is 10.217.0.<i + 1>
+# Open MPI on the bed, however launched: TCP between hosts and shared memory within one, both
+# pinned to the bed's subnet. Every host is the same 2 cores, so a rank that waits yields them:
+# spinning, a message waits for the next scheduler tick (4 ms here).
+OPENMPI_MCA = {
+    "btl": "self,tcp,vader",
+    "btl_tcp_if_include": SUBNET,
+    "oob_tcp_if_include": SUBNET,
+    "mpi_yield_when_idle": "1",
+}
+FIRST_ROW_TIMEOUT = 60  # seconds from launch to the first finished row, before a fault
+# Our namespaces, xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">, and folders.
+_OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
+_beds_made = 0
+
+
+def unavailable(reason):
+    """What a multi-host test raises when the bed cannot be made here (skip, or fail in CI)."""
+    return cannot_run("XFER_EXPECT_TESTBED", "the multi-host test bed", reason)
+
+
+def _start_time(pid):
+    """When process `pid` started, in clock ticks since boot ("" if it has ended, or ended and
+    awaits its parent): with the pid, a name that no later process can have."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return "" if fields[0] == "Z" else fields[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _ip(*args, check=True):
+    proc = subprocess.run(
+        ["ip", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"ip {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _pids_in(namespace):
+    return [int(p) for p in _ip("netns", "pids", namespace, check=False).split()]
+
+
+def _signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _remove(namespaces):
+    """Ends every process in `namespaces` (SIGTERM, then SIGKILL; bounded), then deletes them;
+    their links, and the bridge, go with them."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pids = [pid for ns in namespaces for pid in _pids_in(ns)]
+            if not pids:
+                break
+            _signal_all(pids, sig)
+            time.sleep(0.1)
+    for ns in namespaces:
+        _ip("netns", "delete", ns, check=False)
+
+
+def _orphaned(name):
+    """Whether `name` is one of our namespaces or folders, of a bed whose owner has gone."""
+    m = _OURS.match(name)
+    return bool(m) and _start_time(m.group(1)) != m.group(2)
+
+
+def remove_leftovers():
+    """Removes what beds whose owner has gone (a test run that was killed) left behind: their
+    namespaces, and their folders in the temporary directory."""
+    names = [line.split()[0] for line in _ip("netns", "list", check=False).splitlines() if line]
+    _remove([n for n in names if _orphaned(n)])
+    for name in filter(_orphaned, os.listdir(tempfile.gettempdir())):
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
+
+
+class Testbed:
+    """`hosts` hosts named nodeA, nodeB, ...; start() makes them, stop() removes them."""
+
+    def __init__(self, hosts):
+        programs(
+            ("ip", "nsenter", "unshare", "mount", "hostname"),
+            "iproute2 util-linux",
+            unavailable,
+            os.environ.get("PATH", "") + ":/usr/sbin:/sbin",
+        )
+        if os.geteuid() != 0:
+            raise unavailable("a test bed of network namespaces needs root")
+        global _beds_made
+        _beds_made += 1
+        pid = os.getpid()
+        self.prefix = f"xfertb-{pid}.{_start_time(pid)}-{_beds_made}-"
+        self.hosts = ["node" + chr(ord("A") + i) for i in range(hosts)]
+        base = SUBNET.split("/")[0].rsplit(".", 1)[0]
+        self.address = {h: f"{base}.{i + 1}" for i, h in enumerate(self.hosts)}
+        self.switch = self.prefix + "switch"
+        self._made = []
+        self._tmp = None
+        self.hosts_file = None
+
+    def start(self):
+        remove_leftovers()
+        self._tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
+        try:
+            self._namespace(self.switch)
+            _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
+            _ip("-n", self.switch, "link", "set", "br0", "up")
+            for host in self.hosts:
+                self._add_host(host)
+            self.hosts_file = os.path.join(self._tmp.name, "hosts")
+            with open(self.hosts_file, "w", encoding="utf-8") as f:
+                f.write("127.0.0.1 localhost\n")
+                f.writelines(f"{self.address[h]} {h}\n" for h in self.hosts)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        """Idempotent; never raises for what is already gone."""
+        _remove(list(reversed(self._made)))
+        self._made = []
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    # --- using it ------------------------------------------------------------------------
+
+    @property
+    def agent_env(self):
+        """What netns-agent needs to find the bed's hosts."""
+        return {"XFER_NETNS_PREFIX": self.prefix, "XFER_NETNS_HOSTS": self.hosts_file}
+
+    def env(self, base=None):
+        """`base` (default: the test's environment) with agent_env."""
+        return dict(os.environ if base is None else base, **self.agent_env)
+
+    def on(self, host, argv):
+        """The command line that runs `argv` on `host`, as `ssh host ARGV` would."""
+        return [AGENT, host, "exec " + shlex.join(argv)]  # exec: no shell left in between
+
+    def run(self, host, argv, timeout, env=None):
+        return subprocess.run(
+            self.on(host, argv),
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env=self.env(env),
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def run_and_break(self, host, launch, fault, bound, env=None):
+        """Runs launch(OUT) on `host`, a launch writing --benchmark_out=OUT, in environment
+        `env` (default: the test's); once OUT holds a finished row, calls fault() and waits at
+        most `bound` seconds for the launch to end. Returns (exit status, stdout and stderr
+        together, the result document, OUT). AssertionError if no row finished first, or if
+        the launch did not end in time (it is killed then)."""
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log,
+        ):
+            out = os.path.join(tmp, "run.json")
+            proc = subprocess.Popen(
+                self.on(host, launch(out)),
+                env=self.env(env),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+
+            def said():
+                log.seek(0)
+                return log.read()
+
+            try:
+                deadline = time.monotonic() + FIRST_ROW_TIMEOUT
+                while not _has_a_row(out):
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError(f"no row finished before the fault:\n{said()}")
+                    time.sleep(0.05)
+                fault()
+                try:
+                    proc.wait(timeout=bound)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError(
+                        f"still running {bound} s after the fault (a hang):\n{said()}"
+                    ) from None
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            with open(out, encoding="utf-8") as f:
+                return proc.returncode, said(), json.load(f), out
+
+    def link_down(self, host):
+        """Unplugs `host`: its port on the bridge goes down (its own side loses the carrier)."""
+        _ip("-n", self.switch, "link", "set", host, "down")
+
+    def link_up(self, host):
+        _ip("-n", self.switch, "link", "set", host, "up")
+
+    def kill(self, host, program=None):
+        """SIGKILL to the processes on `host` (only those running `program`, if given); returns
+        how many there were."""
+        pids = [p for p in _pids_in(self.prefix + host) if program is None or _comm(p) == program]
+        _signal_all(pids, signal.SIGKILL)
+        return len(pids)
+
+    def bridge_bytes(self, host):
+        """Bytes that have crossed `host`'s port on the bridge, both ways."""
+        link = json.loads(_ip("-n", self.switch, "-j", "-s", "link", "show", host))[0]
+        return link["stats64"]["rx"]["bytes"] + link["stats64"]["tx"]["bytes"]
+
+    # --- making it -----------------------------------------------------------------------
+
+    def _namespace(self, name):
+        proc = subprocess.run(
+            ["ip", "netns", "add", name],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        if proc.returncode != 0:
+            raise unavailable("cannot make a network namespace: " + proc.stderr.strip())
+        self._made.append(name)
+        # IPv4 only: no IPv6 link-local chatter on the bridge, one address per host to pin.
+        subprocess.run(
+            [
+                "nsenter",
+                "--net=/run/netns/" + name,
+                "sh",
+                "-c",
+                "for k in all default; do echo 1 > /proc/sys/net/ipv6/conf/$k/disable_ipv6;"
+                " done 2>/dev/null",
+            ],
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def _add_host(self, host):
+        ns = self.prefix + host
+        self._namespace(ns)
+        # One cable: the host's eth0, plugged into the bridge's port named after the host.
+        _ip(
+            "-n",
+            self.switch,
+            "link",
+            "add",
+            host,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            ns,
+        )
+        _ip("-n", self.switch, "link", "set", host, "master", "br0", "up")
+        _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("-n", ns, "addr", "add", self.address[host] + "/" + SUBNET.split("/")[1], "dev", "eth0")
+        _ip("-n", ns, "link", "set", "eth0", "up")
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _has_a_row(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return any(b.get("run_type") == "iteration" for b in json.load(f)["benchmarks"])
+    except (OSError, ValueError, KeyError):
+        return False
