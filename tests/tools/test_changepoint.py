@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'tools'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from xfertools import changepoint, decide, noise, synthetic  # noqa: E402
 from xfertools.decide import NO_CHANGE, REGRESSION  # noqa: E402
 
@@ -96,24 +96,34 @@ class History(unittest.TestCase):
     def test_a_planted_family_step_is_placed_within_one_run_of_where_it_began(self):
         for seed, at in zip(range(5), (8, 15, 20, 24, 26)):
             family = synthetic.family_names(10)[seed]
-            made = synthetic.history(runs=EARLIER, seed=200 + seed,
-                                     steps=[synthetic.Step(family, at, 1.10)])
+            made = synthetic.history(
+                runs=EARLIER, seed=200 + seed, steps=[synthetic.Step(family, at, 1.10)]
+            )
             changes = changepoint.history_changes(made.runs)
             self.assertEqual(len(changes.families[family]), 1, (seed, changes.families[family]))
             self.assertLessEqual(abs(changes.families[family][0].index - at), 1, seed)
-            others = {name: found for name, found in changes.families.items()
-                      if found and name != family}
+            others = {
+                name: found for name, found in changes.families.items() if found and name != family
+            }
             self.assertEqual(others, {}, seed)
 
     def test_a_step_of_one_row_is_found_in_that_rows_series(self):
-        made = synthetic.history(runs=EARLIER, families=1, rows=(12, 12), row_noise=(0.02, 0.02),
-                                 family_noise=(0.01, 0.01), seed=11)
+        made = synthetic.history(
+            runs=EARLIER,
+            families=1,
+            rows=(12, 12),
+            row_noise=(0.02, 0.02),
+            family_noise=(0.01, 0.01),
+            seed=11,
+        )
         row = sorted(made.base)[4]
-        runs = [{r: t * (1.2 if r == row and k >= 18 else 1) for r, t in run.items()}
-                for k, run in enumerate(made.runs)]
+        runs = [
+            {r: t * (1.2 if r == row and k >= 18 else 1) for r, t in run.items()}
+            for k, run in enumerate(made.runs)
+        ]
         changes = changepoint.history_changes(runs)
         self.assertEqual([c.index for c in changes.rows[row]], [18])
-        self.assertEqual(changes.families['host_staging/variant:0'], [])
+        self.assertEqual(changes.families["host_staging/variant:0"], [])
         starts = changepoint.baseline_starts(runs, changes)
         self.assertEqual(starts[row], 18)
         self.assertEqual({starts[r] for r in made.base if r != row}, {0})
@@ -121,12 +131,18 @@ class History(unittest.TestCase):
     def test_the_baseline_restarts_after_a_confirmed_change(self):
         # The family became 10% slower at run 22 and stayed so: by run 30 that is its level,
         # so the next run at that level is no regression, judged against runs 22-29 alone.
-        made = synthetic.history(runs=EARLIER + 1, families=1, rows=(12, 12),
-                                 row_noise=(0.01, 0.01), family_noise=(0.01, 0.01), seed=12,
-                                 steps=[synthetic.Step('host_staging/variant:0', 22, 1.10)])
+        made = synthetic.history(
+            runs=EARLIER + 1,
+            families=1,
+            rows=(12, 12),
+            row_noise=(0.01, 0.01),
+            family_noise=(0.01, 0.01),
+            seed=12,
+            steps=[synthetic.Step("host_staging/variant:0", 22, 1.10)],
+        )
         history, new = made.runs[:EARLIER], made.runs[EARLIER]
         changes = changepoint.history_changes(history)
-        self.assertEqual([c.index for c in changes.families['host_staging/variant:0']], [22])
+        self.assertEqual([c.index for c in changes.families["host_staging/variant:0"]], [22])
         starts = changepoint.baseline_starts(history, changes)
         self.assertEqual(set(starts.values()), {22})
         model = noise.learn_noise(history, starts)
@@ -140,5 +156,5 @@ class History(unittest.TestCase):
         self.assertEqual(decide.check(early, new).verdict, REGRESSION)
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     unittest.main()

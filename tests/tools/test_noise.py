@@ -1,6 +1,6 @@
 """Tests for tools/xfertools/noise.py: what a history of runs says about noise.
 
-    python3 -m unittest discover -s tests/tools -p 'test_noise.py'
+python3 -m unittest discover -s tests/tools -p 'test_noise.py'
 """
 
 import math
@@ -8,28 +8,37 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'tools'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from xfertools import noise, synthetic  # noqa: E402
 from xfertools.noise import FAILED  # noqa: E402
 
-
-FAMILY = 'host_staging/variant:0'
+FAMILY = "host_staging/variant:0"
 
 
 def family_history(runs, shift_sd, row_sd, rows=10, seed=1):
     """Runs of one family whose rows move together by shift_sd and alone by row_sd (log)."""
-    made = synthetic.history(runs=runs, families=1, rows=(rows, rows), row_noise=(row_sd, row_sd),
-                             family_noise=(shift_sd, shift_sd), seed=seed)
+    made = synthetic.history(
+        runs=runs,
+        families=1,
+        rows=(rows, rows),
+        row_noise=(row_sd, row_sd),
+        family_noise=(shift_sd, shift_sd),
+        seed=seed,
+    )
     return made.runs, made.base
 
 
 class Names(unittest.TestCase):
     def test_a_family_is_the_row_name_without_its_size(self):
-        self.assertEqual(noise.family_of('mpi_staged/host:pinned/mode:pingpong/bytes:4096'),
-                         'mpi_staged/host:pinned/mode:pingpong')
-        self.assertEqual(noise.family_of('host_staging/host:pageable/pair:0to0/bytes:8'),
-                         'host_staging/host:pageable/pair:0to0')
-        self.assertEqual(noise.family_of('memcpy_peer'), 'memcpy_peer')
+        self.assertEqual(
+            noise.family_of("mpi_staged/host:pinned/mode:pingpong/bytes:4096"),
+            "mpi_staged/host:pinned/mode:pingpong",
+        )
+        self.assertEqual(
+            noise.family_of("host_staging/host:pageable/pair:0to0/bytes:8"),
+            "host_staging/host:pageable/pair:0to0",
+        )
+        self.assertEqual(noise.family_of("memcpy_peer"), "memcpy_peer")
 
 
 class Learning(unittest.TestCase):
@@ -100,7 +109,7 @@ class Learning(unittest.TestCase):
         history, _ = family_history(3, shift_sd=0.01, row_sd=0.01)
         self.assertTrue(noise.enough_history(3))
         self.assertFalse(noise.enough_history(2))
-        self.assertEqual(noise.learn_noise(history).basis, 'history')
+        self.assertEqual(noise.learn_noise(history).basis, "history")
         with self.assertRaises(ValueError):
             noise.learn_noise(history[:2])
         # With three runs the noise is known to only 2 degrees of freedom: it says so.
@@ -110,25 +119,25 @@ class Learning(unittest.TestCase):
 
 class Stated(unittest.TestCase):
     def test_the_fallback_takes_the_geometric_mean_and_the_stated_spread(self):
-        history = [{'p/bytes:8': 1e-6}, {'p/bytes:8': 4e-6}]
-        stated = [{'p/bytes:8': 2.0}, {'p/bytes:8': 2.0}]
+        history = [{"p/bytes:8": 1e-6}, {"p/bytes:8": 4e-6}]
+        stated = [{"p/bytes:8": 2.0}, {"p/bytes:8": 2.0}]
         model = noise.stated_noise(history, stated)
-        row = model.rows['p/bytes:8']
-        self.assertEqual(model.basis, 'stated')
+        row = model.rows["p/bytes:8"]
+        self.assertEqual(model.basis, "stated")
         self.assertAlmostEqual(row.baseline, 2e-6)
         one = math.log1p(0.02) / noise.Z95
         self.assertAlmostEqual(row.sigma, one / math.sqrt(2))
         self.assertAlmostEqual(row.predictive_sd(one), one * math.sqrt(1.5))
 
     def test_stated_intervals_come_one_mapping_per_run(self):
-        with self.assertRaisesRegex(ValueError, 'one mapping row -> ci95_pct per earlier run'):
-            noise.stated_noise([{'p/bytes:8': 1e-6}, {'p/bytes:8': 1e-6}], [{}])
+        with self.assertRaisesRegex(ValueError, "one mapping row -> ci95_pct per earlier run"):
+            noise.stated_noise([{"p/bytes:8": 1e-6}, {"p/bytes:8": 1e-6}], [{}])
 
     def test_a_row_without_a_stated_ci95_has_no_fallback(self):
-        model = noise.stated_noise([{'p/bytes:8': 1e-6}], [{}])
+        model = noise.stated_noise([{"p/bytes:8": 1e-6}], [{}])
         self.assertEqual(model.rows, {})
-        self.assertEqual(model.thin, {'p/bytes:8': 1})
+        self.assertEqual(model.thin, {"p/bytes:8": 1})
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     unittest.main()

@@ -83,8 +83,7 @@ def _split_p_value(values, observed, min_size, permutations, alpha, rng):
     return (1 + exceeded) / (1 + done)
 
 
-def change_points(series, alpha=ALPHA, min_size=MIN_SIZE, permutations=PERMUTATIONS,
-                  seed=SEED):
+def change_points(series, alpha=ALPHA, min_size=MIN_SIZE, permutations=PERMUTATIONS, seed=SEED):
     """The confirmed changes of a series (NaN values are skipped), earliest first. Indexes
     refer to `series` as given."""
     series = np.asarray(series, dtype=float)
@@ -108,7 +107,7 @@ def change_points(series, alpha=ALPHA, min_size=MIN_SIZE, permutations=PERMUTATI
     bounds = [0] + [s for s, _ in splits] + [values.size]
     found = []
     for i, (split, p) in enumerate(splits):
-        before, after = values[bounds[i]:split], values[split:bounds[i + 2]]
+        before, after = values[bounds[i] : split], values[split : bounds[i + 2]]
         change = math.expm1(float(np.median(after) - np.median(before))) * 100
         found.append(ChangePoint(int(where[split]), p, change, before.size, after.size))
     return found
@@ -136,10 +135,12 @@ def history_changes(history, family_of=family_of, **options):
     tab = fitted.table
     family_series = {name: fitted.shifts[:, i] for i, name in enumerate(tab.families)}
     row_series = {row: fitted.residuals[:, j] for j, row in enumerate(tab.rows)}
-    return Changes({name: change_points(s, **options) for name, s in family_series.items()},
-                   {row: change_points(s, **options) for row, s in row_series.items()},
-                   {name: tuple(float(v) for v in s) for name, s in family_series.items()},
-                   {row: tuple(float(v) for v in s) for row, s in row_series.items()})
+    return Changes(
+        {name: change_points(s, **options) for name, s in family_series.items()},
+        {row: change_points(s, **options) for row, s in row_series.items()},
+        {name: tuple(float(v) for v in s) for name, s in family_series.items()},
+        {row: tuple(float(v) for v in s) for row, s in row_series.items()},
+    )
 
 
 def baseline_starts(history, changes, cap=CAP, family_of=family_of):

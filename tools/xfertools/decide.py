@@ -20,13 +20,13 @@ from scipy import special
 from . import changepoint, noise
 from .noise import FAILED, MIN_RUNS, family_of
 
-REGRESSION = 'regression'
-IMPROVEMENT = 'improvement'
-NO_CHANGE = 'no change'
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+NO_CHANGE = "no change"
 
-JUDGED = 'judged'
-MISSING = 'missing'  # in the baseline, absent from the new run
-UNJUDGED = 'unjudged'  # in the new run, but too little baseline to judge it by
+JUDGED = "judged"
+MISSING = "missing"  # in the baseline, absent from the new run
+UNJUDGED = "unjudged"  # in the new run, but too little baseline to judge it by
 
 ALPHA = 0.01  # false-discovery rate, across families and (separately) across rows
 MIN_EFFECT = 0.03  # 3%: smaller shifts are never flagged, however sure
@@ -104,7 +104,7 @@ def benjamini_hochberg(p_values, alpha):
     p = np.asarray(p_values, dtype=float)
     if p.size == 0:
         return np.zeros(0, dtype=bool)
-    order = np.argsort(p, kind='stable')
+    order = np.argsort(p, kind="stable")
     limits = alpha * np.arange(1, p.size + 1) / p.size
     below = np.flatnonzero(p[order] <= limits)
     rejected = np.zeros(p.size, dtype=bool)
@@ -144,7 +144,7 @@ class _Candidate:
     runs: int
 
 
-BROKEN = 'failed; it ran in the baseline'
+BROKEN = "failed; it ran in the baseline"
 
 
 def _classify(model, new, new_stated, family_of):
@@ -157,35 +157,45 @@ def _classify(model, new, new_stated, family_of):
         family = model.rows[row].family if row in model.rows else family_of(row)
         if row not in new:
             if row in earlier:
-                reported.append(_reported(row, family, MISSING, 'absent from the new run'))
+                reported.append(_reported(row, family, MISSING, "absent from the new run"))
             continue
         value = noise.log_time(new[row])
         if math.isnan(value):
-            note = BROKEN if row in earlier else 'failed'
+            note = BROKEN if row in earlier else "failed"
             reported.append(_reported(row, family, FAILED, note))
         elif row not in model.rows:
             count = model.thin.get(row, 0)
-            why = (f'only {count} earlier values in its window ({MIN_RUNS} needed)'
-                   if model.basis == 'history' else 'no stated ci95 in the earlier runs')
-            reported.append(_reported(row, family, UNJUDGED,
-                                      why if count else 'no earlier value'))
+            why = (
+                f"only {count} earlier values in its window ({MIN_RUNS} needed)"
+                if model.basis == "history"
+                else "no stated ci95 in the earlier runs"
+            )
+            reported.append(_reported(row, family, UNJUDGED, why if count else "no earlier value"))
         else:
             row_noise = model.rows[row]
             new_sigma = 0.0
-            if model.basis == 'stated':
+            if model.basis == "stated":
                 new_sigma = noise.stated_sigma((new_stated or {}).get(row))
                 if math.isnan(new_sigma):
-                    reported.append(_reported(row, family, UNJUDGED,
-                                              'no stated ci95 in the new run'))
+                    reported.append(
+                        _reported(row, family, UNJUDGED, "no stated ci95 in the new run")
+                    )
                     continue
-            candidates.append(_Candidate(row, family, value - math.log(row_noise.baseline),
-                                         row_noise.predictive_sd(new_sigma), row_noise.weight,
-                                         row_noise.runs))
+            candidates.append(
+                _Candidate(
+                    row,
+                    family,
+                    value - math.log(row_noise.baseline),
+                    row_noise.predictive_sd(new_sigma),
+                    row_noise.weight,
+                    row_noise.runs,
+                )
+            )
     return candidates, reported
 
 
 def _reported(row, family, status, note):
-    return RowJudgement(row, family, status, '', math.nan, None, '', note)
+    return RowJudgement(row, family, status, "", math.nan, None, "", note)
 
 
 def _family_tests(model, candidates):
@@ -195,7 +205,7 @@ def _family_tests(model, candidates):
         members = [c for c in candidates if c.family == name]
         deviations = [c.deviation for c in members]
         family_noise = model.families[name]
-        if model.basis == 'history':
+        if model.basis == "history":
             weights = [c.weight for c in members]
             sd, df = family_noise.predictive_sd(), family_noise.df
         else:
@@ -228,11 +238,10 @@ def _row_test(c, family, family_verdict, row_df):
     whole_sd, whole_df = math.hypot(c.sd, family_sd), min(row_df, family_df)
     whole_p = p_value(c.deviation, whole_sd, whole_df)
     if family_verdict != NO_CHANGE:
-        return _RowTest(c, c.deviation, whole_sd, whole_df, 'baseline', whole_p, whole_sd,
-                        whole_df)
+        return _RowTest(c, c.deviation, whole_sd, whole_df, "baseline", whole_p, whole_sd, whole_df)
     beyond = c.deviation - shift
     p = max(p_value(beyond, c.sd, row_df), whole_p) if beyond * c.deviation > 0 else 1.0
-    return _RowTest(c, beyond, c.sd, row_df, 'family', p, whole_sd, whole_df)
+    return _RowTest(c, beyond, c.sd, row_df, "family", p, whole_sd, whole_df)
 
 
 def _stratified_hits(row_tests, alpha):
@@ -240,14 +249,21 @@ def _stratified_hits(row_tests, alpha):
     rows: the many true findings in a family that slowed down must not make the test easier
     for rows elsewhere (stratified BH keeps the overall false-discovery rate at alpha)."""
     hits = np.zeros(len(row_tests), dtype=bool)
-    for stratum in ('baseline', 'family'):
+    for stratum in ("baseline", "family"):
         members = [i for i, t in enumerate(row_tests) if t.relative_to == stratum]
         hits[members] = benjamini_hochberg([row_tests[i].p for i in members], alpha)
     return hits
 
 
-def judge(new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFECT, fail_on_broken=True,
-          family_of=family_of):
+def judge(
+    new,
+    model,
+    new_stated=None,
+    alpha=ALPHA,
+    min_effect=MIN_EFFECT,
+    fail_on_broken=True,
+    family_of=family_of,
+):
     """Judge run `new` (row -> seconds, FAILED for a failed row; anything that is not a
     positive time counts as failed) against `model` (noise.learn_noise or noise.stated_noise of
     the earlier runs). new_stated: row -> ci95_pct of the new run, needed when the model is
@@ -267,8 +283,10 @@ def judge(new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFECT, fail_
         least = detectable(sd, df, alpha, len(names), min_effect)
         family_results[name] = (verdict, Shift(_pct(shift), _pct(sd), _pct(least), p, df, runs))
 
-    row_tests = [_row_test(c, families[c.family], family_results[c.family][0],
-                           model.rows[c.row].df) for c in candidates]
+    row_tests = [
+        _row_test(c, families[c.family], family_results[c.family][0], model.rows[c.row].df)
+        for c in candidates
+    ]
     row_hit = _stratified_hits(row_tests, alpha)
     stratum = Counter(t.relative_to for t in row_tests)
     rows = list(reported)
@@ -277,9 +295,18 @@ def judge(new, model, new_stated=None, alpha=ALPHA, min_effect=MIN_EFFECT, fail_
         flagged = hit and abs(t.effect) >= practical and abs(c.deviation) >= practical
         least = detectable(t.whole_sd, t.whole_df, alpha, stratum[t.relative_to], min_effect)
         test = Shift(_pct(t.effect), _pct(t.sd), _pct(least), t.p, t.df, c.runs)
-        rows.append(RowJudgement(c.row, c.family, JUDGED,
-                                 _direction(t.effect) if flagged else NO_CHANGE,
-                                 _pct(c.deviation), test, t.relative_to, ''))
+        rows.append(
+            RowJudgement(
+                c.row,
+                c.family,
+                JUDGED,
+                _direction(t.effect) if flagged else NO_CHANGE,
+                _pct(c.deviation),
+                test,
+                t.relative_to,
+                "",
+            )
+        )
     rows.sort(key=lambda r: r.row)
     return _summary(model, rows, family_results, alpha, min_effect, fail_on_broken)
 
@@ -293,60 +320,92 @@ def _summary(model, rows, family_results, alpha, min_effect, fail_on_broken):
             verdict, test = family_results[name]
             status = JUDGED
         else:
-            verdict, test = '', None
-            status = (FAILED if count[FAILED] else MISSING if count[MISSING] else UNJUDGED)
-        families.append(FamilyJudgement(name, status, verdict, test, count[JUDGED],
-                                        count[FAILED], count[MISSING]))
+            verdict, test = "", None
+            status = FAILED if count[FAILED] else MISSING if count[MISSING] else UNJUDGED
+        families.append(
+            FamilyJudgement(
+                name, status, verdict, test, count[JUDGED], count[FAILED], count[MISSING]
+            )
+        )
     reasons = []
     for f in families:
         if f.verdict in (REGRESSION, IMPROVEMENT):
-            reasons.append(f'{f.family}: {f.verdict}, shift {f.test.shift_pct:+.1f}% '
-                           f'(noise {f.test.noise_pct:.1f}%, detectable '
-                           f'{f.test.detectable_pct:.1f}%)')
+            reasons.append(
+                f"{f.family}: {f.verdict}, shift {f.test.shift_pct:+.1f}% "
+                f"(noise {f.test.noise_pct:.1f}%, detectable "
+                f"{f.test.detectable_pct:.1f}%)"
+            )
     for r in rows:
         if r.verdict in (REGRESSION, IMPROVEMENT):
-            beyond = ' beyond its family' if r.relative_to == 'family' else ''
-            reasons.append(f'{r.row}: {r.verdict}, {r.test.shift_pct:+.1f}%{beyond} '
-                           f'(noise {r.test.noise_pct:.1f}%, detectable '
-                           f'{r.test.detectable_pct:.1f}%)')
+            beyond = " beyond its family" if r.relative_to == "family" else ""
+            reasons.append(
+                f"{r.row}: {r.verdict}, {r.test.shift_pct:+.1f}%{beyond} "
+                f"(noise {r.test.noise_pct:.1f}%, detectable "
+                f"{r.test.detectable_pct:.1f}%)"
+            )
         elif r.note == BROKEN:
-            reasons.append(f'{r.row}: {r.note}')
+            reasons.append(f"{r.row}: {r.note}")
     slower = any(x.verdict == REGRESSION for x in (*families, *rows))
     broken = fail_on_broken and any(r.note == BROKEN for r in rows)
     faster = any(x.verdict == IMPROVEMENT for x in (*families, *rows))
     verdict = REGRESSION if slower or broken else IMPROVEMENT if faster else NO_CHANGE
-    return Judgement(verdict, verdict == REGRESSION, model.basis, basis_note(model),
-                     model.runs, alpha, min_effect * 100, tuple(reasons), tuple(families),
-                     tuple(rows))
+    return Judgement(
+        verdict,
+        verdict == REGRESSION,
+        model.basis,
+        basis_note(model),
+        model.runs,
+        alpha,
+        min_effect * 100,
+        tuple(reasons),
+        tuple(families),
+        tuple(rows),
+    )
 
 
 def basis_note(model):
-    if model.basis == 'history':
-        return (f'noise learned from {model.runs} earlier runs (each row and family from those '
-                'since its last change): how each family shifts between runs, and how each row '
-                'moves beyond its family')
-    return (f'only {model.runs} earlier run{"s" if model.runs != 1 else ""} ({MIN_RUNS} needed '
-            'to learn noise): judged by the rows\' stated ci95, which covers the noise within '
-            'a run, not how a family moves between runs')
+    if model.basis == "history":
+        return (
+            f"noise learned from {model.runs} earlier runs (each row and family from those "
+            "since its last change): how each family shifts between runs, and how each row "
+            "moves beyond its family"
+        )
+    return (
+        f"only {model.runs} earlier run{'s' if model.runs != 1 else ''} ({MIN_RUNS} needed "
+        "to learn noise): judged by the rows' stated ci95, which covers the noise within "
+        "a run, not how a family moves between runs"
+    )
 
 
-def check(history, new, stated=None, new_stated=None, cap=changepoint.CAP, alpha=ALPHA,
-          min_effect=MIN_EFFECT, fail_on_broken=True, family_of=family_of, changes=None):
+def check(
+    history,
+    new,
+    stated=None,
+    new_stated=None,
+    cap=changepoint.CAP,
+    alpha=ALPHA,
+    min_effect=MIN_EFFECT,
+    fail_on_broken=True,
+    family_of=family_of,
+    changes=None,
+):
     """The whole decision for one new run: the baseline windows from the change points of
     `history` (earlier runs, oldest first; `changes` if already found), the noise learned in
     them, and the judgement. With fewer than MIN_RUNS earlier runs, the rows' stated ci95
     (`stated`: per earlier run, row -> ci95_pct; `new_stated` for the new run) is the noise.
     Raises NotJudgeable when there is nothing to judge by."""
     if not history:
-        raise NotJudgeable('no earlier run to judge by')
+        raise NotJudgeable("no earlier run to judge by")
     if noise.enough_history(len(history)):
         if changes is None:
             changes = changepoint.history_changes(history, family_of)
         starts = changepoint.baseline_starts(history, changes, cap, family_of)
         model = noise.learn_noise(history, starts, stated, family_of)
     elif stated is None or new_stated is None:
-        raise NotJudgeable(f'{len(history)} earlier runs ({MIN_RUNS} needed to learn noise) '
-                           'and no stated ci95 to fall back on')
+        raise NotJudgeable(
+            f"{len(history)} earlier runs ({MIN_RUNS} needed to learn noise) "
+            "and no stated ci95 to fall back on"
+        )
     else:
         model = noise.stated_noise(history, stated, family_of)
     return judge(new, model, new_stated, alpha, min_effect, fail_on_broken, family_of)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FAILED = 'failed'
+FAILED = "failed"
 MIN_RUNS = 3  # earlier runs needed to learn noise; with fewer, rows' stated ci95 is used
 Z95 = 1.959963984540054
 MEDIAN_VARIANCE = math.pi / 2  # a median of n normal values varies pi/2 times a mean's
@@ -29,12 +29,12 @@ MIN_SIGMA = 1e-4  # 0.01%: no time is known better, and it keeps weights finite
 WEIGHT_FLOOR = 0.5  # no row weighs more than one with half its family's typical noise
 FIT_ROUNDS = 8
 
-_SIZE = re.compile(r'(^|/)bytes:[^/]*')
+_SIZE = re.compile(r"(^|/)bytes:[^/]*")
 
 
 def family_of(row):
     """The family of a row: its name without the bytes:N component (path and variant)."""
-    return _SIZE.sub('', row).strip('/')
+    return _SIZE.sub("", row).strip("/")
 
 
 def log_time(value):
@@ -155,7 +155,7 @@ def fit(tab):
     weights = np.ones(len(tab.rows))
     shifts = np.zeros((values.shape[0], len(tab.families)))
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', RuntimeWarning)  # medians of rows without any value
+        warnings.simplefilter("ignore", RuntimeWarning)  # medians of rows without any value
         for round_ in range(2):
             for _ in range(FIT_ROUNDS):
                 mu = np.nanmedian(values - np.nan_to_num(shifts[:, family]), axis=0)
@@ -186,7 +186,7 @@ class RowNoise:
     def predictive_sd(self, new_sigma=0.0):
         """SD of a new run's row effect under no change. history: the learned spread, widened
         for the baseline's own error; stated: baseline and new run's stated spreads combined."""
-        if self.basis == 'stated':
+        if self.basis == "stated":
             return math.hypot(self.sigma, new_sigma)
         return self.sigma * math.sqrt(1 + MEDIAN_VARIANCE / self.runs)
 
@@ -219,8 +219,10 @@ class NoiseModel:
 
 def _check_stated(history, stated):
     if stated is not None and len(stated) != len(history):
-        raise ValueError(f'stated: one mapping row -> ci95_pct per earlier run expected, '
-                         f'got {len(stated)} for {len(history)} runs')
+        raise ValueError(
+            f"stated: one mapping row -> ci95_pct per earlier run expected, "
+            f"got {len(stated)} for {len(history)} runs"
+        )
 
 
 def _median_stated(stated, rows, runs_used):
@@ -239,7 +241,7 @@ def learn_noise(history, starts=None, stated=None, family_of=family_of, min_runs
     mapping row -> ci95_pct, used as a floor (a row never moves less between runs than within
     one). Rows with fewer than min_runs values in their window are left out, counted in thin."""
     if not enough_history(len(history), min_runs):
-        raise ValueError(f'{len(history)} earlier runs; noise needs {min_runs} (use stated_noise)')
+        raise ValueError(f"{len(history)} earlier runs; noise needs {min_runs} (use stated_noise)")
     _check_stated(history, stated)
     tab = table(history, starts=starts, family_of=family_of)
     model_fit = fit(tab)
@@ -258,9 +260,16 @@ def learn_noise(history, starts=None, stated=None, family_of=family_of, min_runs
         sigma = max(model_fit.sigma[j], MIN_SIGMA)
         if not math.isnan(floors[row]):
             sigma = max(sigma, floors[row])
-        rows[row] = RowNoise(row, tab.families[tab.family[j]], 'history', int(counts[j]),
-                             math.exp(model_fit.mu[j]), sigma,
-                             max(1.0, (counts[j] - 1) * (1 - share)), float(model_fit.weights[j]))
+        rows[row] = RowNoise(
+            row,
+            tab.families[tab.family[j]],
+            "history",
+            int(counts[j]),
+            math.exp(model_fit.mu[j]),
+            sigma,
+            max(1.0, (counts[j] - 1) * (1 - share)),
+            float(model_fit.weights[j]),
+        )
     families = {}
     for i, name in enumerate(tab.families):
         shifts = model_fit.shifts[:, i]
@@ -269,10 +278,11 @@ def learn_noise(history, starts=None, stated=None, family_of=family_of, min_runs
         if runs < min_runs or not members:
             continue
         sigma = max(_rms(shifts, 1), MIN_SIGMA)
-        families[name] = FamilyNoise(name, 'history', runs, members, sigma, runs - 1,
-                                     tuple(float(s) for s in shifts))
+        families[name] = FamilyNoise(
+            name, "history", runs, members, sigma, runs - 1, tuple(float(s) for s in shifts)
+        )
     used_runs = int(np.sum(np.any(~np.isnan(values), axis=1)))
-    return NoiseModel('history', used_runs, families, rows, thin)
+    return NoiseModel("history", used_runs, families, rows, thin)
 
 
 def stated_noise(history, stated, family_of=family_of):
@@ -290,12 +300,21 @@ def stated_noise(history, stated, family_of=family_of):
             continue
         sigma = math.sqrt(sum(s * s for s in sigmas)) / present.size
         baseline = math.exp(float(np.mean(tab.values[present, j])))
-        rows[row] = RowNoise(row, tab.families[tab.family[j]], 'stated', int(present.size),
-                             baseline, max(sigma, MIN_SIGMA), math.inf, math.nan)
+        rows[row] = RowNoise(
+            row,
+            tab.families[tab.family[j]],
+            "stated",
+            int(present.size),
+            baseline,
+            max(sigma, MIN_SIGMA),
+            math.inf,
+            math.nan,
+        )
     families = {}
     for name in tab.families:
         members = tuple(r for r in tab.rows if r in rows and rows[r].family == name)
         if members:
-            families[name] = FamilyNoise(name, 'stated', len(history), members, math.nan,
-                                         math.inf, ())
-    return NoiseModel('stated', len(history), families, rows, thin)
+            families[name] = FamilyNoise(
+                name, "stated", len(history), members, math.nan, math.inf, ()
+            )
+    return NoiseModel("stated", len(history), families, rows, thin)

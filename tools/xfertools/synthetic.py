@@ -13,8 +13,7 @@ import numpy as np
 
 from .noise import FAILED
 
-PATHS = ('host_staging', 'mpi_host', 'mpi_staged', 'mpi_cuda_aware', 'memcpy_peer',
-         'nccl_sendrecv')
+PATHS = ("host_staging", "mpi_host", "mpi_staged", "mpi_cuda_aware", "memcpy_peer", "nccl_sendrecv")
 SIZES = tuple(8 << i for i in range(28))  # 8 B .. 1 GiB, the default sweep
 
 
@@ -41,7 +40,7 @@ class History:
 
 def family_names(count):
     """Names like real families: a path and a variant."""
-    return [f'{PATHS[i % len(PATHS)]}/variant:{i // len(PATHS)}' for i in range(count)]
+    return [f"{PATHS[i % len(PATHS)]}/variant:{i // len(PATHS)}" for i in range(count)]
 
 
 def _log_uniform(rng, low, high):
@@ -52,8 +51,16 @@ def _latency_and_bandwidth(rng):
     return rng.uniform(0.5e-6, 20e-6), rng.uniform(5e9, 500e9)
 
 
-def history(runs=30, families=10, rows=(8, 28), row_noise=(0.01, 0.10),
-            family_noise=(0.005, 0.02), steps=(), failed=0.0, seed=0):
+def history(
+    runs=30,
+    families=10,
+    rows=(8, 28),
+    row_noise=(0.01, 0.10),
+    family_noise=(0.005, 0.02),
+    steps=(),
+    failed=0.0,
+    seed=0,
+):
     """A synthetic history: `runs` runs of `families` families of rows[0]..rows[1] sizes each.
     Each row's noise sigma is drawn log-uniformly from row_noise, each family's shift sigma
     uniformly from family_noise; `failed` is the chance that a row fails in a run."""
@@ -65,7 +72,7 @@ def history(runs=30, families=10, rows=(8, 28), row_noise=(0.01, 0.10),
         latency, bandwidth = _latency_and_bandwidth(rng)
         count = int(rng.integers(rows[0], rows[1] + 1))
         for size in SIZES[:count]:
-            row = f'{name}/bytes:{size}'
+            row = f"{name}/bytes:{size}"
             base[row] = latency + size / bandwidth
             row_sigma[row] = _log_uniform(rng, *row_noise)
             # A run states less than rows move between runs, as real runs did.
@@ -75,9 +82,12 @@ def history(runs=30, families=10, rows=(8, 28), row_noise=(0.01, 0.10),
         shifts = {name: rng.normal(0, family_sigma[name]) for name in names}
         run, stated = {}, {}
         for row, seconds in base.items():
-            name = row.rsplit('/', 1)[0]
-            factor = math.prod(s.factor for s in steps if s.family == name and k >= s.at
-                               and (not s.rows or row in s.rows))
+            name = row.rsplit("/", 1)[0]
+            factor = math.prod(
+                s.factor
+                for s in steps
+                if s.family == name and k >= s.at and (not s.rows or row in s.rows)
+            )
             value = seconds * factor * math.exp(shifts[name] + rng.normal(0, row_sigma[row]))
             run[row] = FAILED if rng.random() < failed else value
             stated[row] = 100 * 1.96 * row_sigma[row] * stated_ratio[row]
