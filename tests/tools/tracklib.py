@@ -122,9 +122,9 @@ def track(*args, cwd=None):
 def realistic_history(runs=31):
     """A history like a default run's over a month: 10 families of 8-28 sizes, 1-10% noise per
     row and shared family shifts; pinned sequential staging 12% slower from run 18 on (a change
-    the baseline has moved to), and mpi_cuda_aware ping-pong 25% slower in the latest run."""
+    the baseline has moved to), and pageable sequential staging 25% slower in the latest run."""
     names = synthetic.family_names(len(FAMILIES))
-    steps = [synthetic.Step(names[0], 18, 1.12), synthetic.Step(names[3], runs - 1, 1.25)]
+    steps = [synthetic.Step(names[0], 18, 1.12), synthetic.Step(names[6], runs - 1, 1.25)]
     return synthetic.history(runs=runs, families=len(FAMILIES), seed=7, steps=steps)
 
 

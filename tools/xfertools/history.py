@@ -249,6 +249,7 @@ class History:
 
     def __init__(self, root):
         self.root = root
+        self.recorded = {}  # key -> {digest: path} of its runs, read once
 
     def check_exists(self):
         if not os.path.isdir(self.root):
@@ -279,24 +280,38 @@ class History:
         found = [run_from_record(p, read_json(p)) for p in paths]
         return sorted(found, key=lambda r: (r.time, os.path.basename(r.path)))
 
+    def digests(self, key):
+        """{digest: path} of the runs filed under key."""
+        if key not in self.recorded:
+            folder = os.path.join(self.root, key)
+            runs = self.runs(key) if os.path.isdir(folder) else []
+            self.recorded[key] = {r.digest: r.path for r in runs}
+        return self.recorded[key]
+
     def record(self, run, facts):
         """File run under its identity: (key, path, True) when written, (key, path of the
         same run, False) when it was there already."""
         key = identity_key(facts)
         folder = os.path.join(self.root, key)
         identity_path = os.path.join(folder, IDENTITY_FILE)
-        os.makedirs(folder, exist_ok=True)
+        known = self.digests(key)
+        if run.digest in known:
+            return key, known[run.digest], False
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise files.InputError(
+                f"--history {self.root}: cannot create {folder}: {e.strerror}"
+            ) from None
         if not os.path.exists(identity_path):
             write_json(identity_path, {"format": IDENTITY_FORMAT, "key": key, "identity": facts})
-        for earlier in self.runs(key):
-            if earlier.digest == run.digest:
-                return key, earlier.path, False
         stem, number = run_file_name(run), 1
         path = os.path.join(folder, stem + ".json")
         while os.path.exists(path):
             number += 1
             path = os.path.join(folder, f"{stem}-{number}.json")
         write_json(path, run_record(run))
+        known[run.digest] = path
         return key, path, True
 
 

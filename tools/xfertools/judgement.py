@@ -7,6 +7,7 @@ status, never as numbers."""
 import dataclasses
 import json
 
+from . import names
 from .decide import BROKEN, FAILED, IMPROVEMENT, JUDGED, MISSING, REGRESSION, UNJUDGED
 from .render import markdown_table, text_table
 from .text import plural
@@ -29,7 +30,16 @@ class Checked:
 
 
 def percent(value, sign=False):
-    return "-" if value is None else f"{value:+.1f}%" if sign else f"{value:.1f}%"
+    """'+2.5%' ('-' for None); a shift that rounds to zero is '+0.0%', never '-0.0%'."""
+    if value is None:
+        return "-"
+    value = 0.0 if abs(value) < 0.05 else value
+    return f"{value:+.1f}%" if sign else f"{value:.1f}%"
+
+
+def noise_note(test):
+    """'noise 1.8% (1 sd), flagged beyond 6.6%' of a decide.Shift."""
+    return f"noise {percent(test.noise_pct)} (1 sd), flagged beyond {percent(test.detectable_pct)}"
 
 
 def verdict_line(checked):
@@ -89,10 +99,15 @@ def families_table(checked):
     return headers, body, ["l", "r", "r", "r", "r", "l"]
 
 
+def by_family_and_size(rows):
+    """Rows in the order a person reads them: by family, then by message size."""
+    return sorted(rows, key=lambda r: (r.family, names.message_bytes(r.row) or 0, r.row))
+
+
 def flagged_rows_table(checked):
     headers = ["verdict", "change", "shift judged", "noise", "detectable", "row"]
     body = []
-    for r in checked.judgement.rows:
+    for r in by_family_and_size(checked.judgement.rows):
         if r.verdict in (REGRESSION, IMPROVEMENT):
             judged = "beyond family" if r.relative_to == "family" else "vs baseline"
             body.append(
@@ -111,7 +126,7 @@ def flagged_rows_table(checked):
 def status_lines(checked):
     """One line per failed or missing row, and the unjudged rows counted by reason."""
     lines, unjudged = [], {}
-    for r in checked.judgement.rows:
+    for r in by_family_and_size(checked.judgement.rows):
         if r.status in (FAILED, MISSING):
             lines.append(f"{r.status}: {r.row} ({r.note})")
         elif r.status == UNJUDGED:

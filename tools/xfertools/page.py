@@ -9,7 +9,7 @@ import math
 
 from . import names
 from .decide import BROKEN, IMPROVEMENT, JUDGED, REGRESSION
-from .judgement import verdict_line
+from .judgement import noise_note, percent, verdict_line
 from .sizes import format_size
 from .text import plural
 
@@ -184,7 +184,7 @@ def family_chart(series, runs):
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{box["top"]}" '
             f'y2="{box["top"] + frame.plot_height}" stroke="{CHANGE}" stroke-width="2" '
             f'stroke-dasharray="6,3"/><text x="{x + 4:.1f}" y="{box["top"] - 8}" '
-            f'font-size="11" fill="{CHANGE}">change {change.change_pct:+.1f}% at '
+            f'font-size="11" fill="{CHANGE}">change {percent(change.change_pct, True)} at '
             f"{esc(run.commit[:12])} ({run.time:%m-%d})</text>"
         )
     parts.append(polyline(frame, series.shifts, LINE, 1.5))
@@ -266,9 +266,9 @@ def row_cells(row):
     if judged.status != JUDGED:
         return ["-", "-", "-", f"{judged.status}: {judged.note}"]
     return [
-        f"{judged.change_pct:+.1f}%",
-        f"{judged.test.noise_pct:.1f}%",
-        f"{judged.test.detectable_pct:.1f}%",
+        percent(judged.change_pct, True),
+        percent(judged.test.noise_pct),
+        percent(judged.test.detectable_pct),
         judged.verdict,
     ]
 
@@ -294,16 +294,15 @@ def family_caption(series, runs):
     judged = series.latest
     if judged is not None and judged.test is not None:
         parts.append(
-            f"latest run: {judged.test.shift_pct:+.1f}% against its baseline of "
-            f"{plural(judged.test.runs, 'run')}; noise {judged.test.noise_pct:.1f}% (1 sd); "
-            f"flagged beyond {judged.test.detectable_pct:.1f}%"
+            f"latest run: {percent(judged.test.shift_pct, True)} against its baseline of "
+            f"{plural(judged.test.runs, 'run')}; {noise_note(judged.test)}"
         )
     elif judged is not None:
         parts.append(f"latest run: {judged.status}")
     for change in series.changes:
         run = runs[change.index]
         parts.append(
-            f"change of {change.change_pct:+.1f}% beginning at run {change.index + 1}, "
+            f"change of {percent(change.change_pct, True)} beginning at run {change.index + 1}, "
             f"{run.time:%Y-%m-%d %H:%M}, commit {run.commit}"
         )
     return "; ".join(parts) or "not judged"
@@ -316,7 +315,7 @@ def family_section(series, runs, key):
         colour = COLOURS.get(judged.verdict, COLOURS[""])
         badge = (
             f'<span class="badge" style="background:{colour}">{esc(judged.verdict)} '
-            f"{judged.test.shift_pct:+.1f}%</span>"
+            f"{percent(judged.test.shift_pct, True)}</span>"
         )
     elif judged is not None:
         badge = f'<span class="badge" style="background:#90a4ae">{esc(judged.status)}</span>'
@@ -344,15 +343,15 @@ def reasons(judgement, key, most=12):
             moved = sum(r.family == f.family and r.verdict == f.verdict for r in judgement.rows)
             lines.append(
                 f'<a href="#{family_anchor(key, f.family)}">{esc(f.family)}</a>: {f.verdict} '
-                f"{f.test.shift_pct:+.1f}% (noise {f.test.noise_pct:.1f}%, flagged beyond "
-                f"{f.test.detectable_pct:.1f}%); {moved} of {f.rows_judged} sizes moved"
+                f"{percent(f.test.shift_pct, True)} ({noise_note(f.test)}); {moved} of "
+                f"{f.rows_judged} sizes moved"
             )
     flagged = {f.family for f in judgement.families if f.verdict in (REGRESSION, IMPROVEMENT)}
     for r in judgement.rows:
         if r.verdict in (REGRESSION, IMPROVEMENT) and r.family not in flagged:
             lines.append(
-                f"{esc(r.row)}: {r.verdict} {r.test.shift_pct:+.1f}% beyond its family "
-                f"(noise {r.test.noise_pct:.1f}%, flagged beyond {r.test.detectable_pct:.1f}%)"
+                f"{esc(r.row)}: {r.verdict} {percent(r.test.shift_pct, True)} beyond its family "
+                f"({noise_note(r.test)})"
             )
         elif r.note == BROKEN:
             lines.append(f"{esc(r.row)}: {esc(r.note)}")

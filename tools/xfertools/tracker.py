@@ -23,7 +23,7 @@ class Decision:
 def decide_run(run, file, key, earlier, window=changepoint.CAP):
     """Judge run against the last `window` of `earlier` (history.Run, oldest first, never run
     itself). Raises decide.NotJudgeable when there is nothing to judge by."""
-    earlier = tuple(earlier[-window:]) if window else ()
+    earlier = tuple(earlier[-window:])
     times = [r.times() for r in earlier]
     changes = None
     if noise.enough_history(len(times)):
