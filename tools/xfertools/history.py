@@ -6,7 +6,8 @@ identity, as plain JSON files a user can read and keep in git.
 
 A run file keeps per row its time, latency, GB/s and stated ci95_pct (the mean over the
 run's repetitions), or why it failed; not the whole result file. Every file is written
-atomically and as strict JSON. docs/tracking.md says what the identity holds and why.
+atomically and as strict JSON. docs/tracking.md says what the identity holds and why. Standard
+library only: recording needs no numpy.
 """
 
 import dataclasses
@@ -17,7 +18,6 @@ import os
 import re
 
 from . import files, machines, names, rows
-from .noise import FAILED
 
 RUN_FORMAT = "xferbench-track-run/1"
 IDENTITY_FORMAT = "xferbench-track-identity/1"
@@ -40,18 +40,6 @@ class Run:
     def label(self):
         """'2026-11-23 15:49 fed485a0ff35': how pages and messages name a run."""
         return f"{self.time:%Y-%m-%d %H:%M} {self.commit}"
-
-    def times(self):
-        """row -> seconds, FAILED for a failed row: what decide and noise take."""
-        return {
-            row: FAILED if f.error else f.time_us * 1e-6
-            for row, f in self.figures.items()
-            if f.error or f.time_us
-        }
-
-    def stated(self):
-        """row -> stated ci95_pct, for the rows that state one."""
-        return {row: f.ci95_pct for row, f in self.figures.items() if f.ci95_pct is not None}
 
 
 # ------------------------------------------------------------------ reading a result file

@@ -10,6 +10,20 @@ from . import changepoint, decide, names, noise, stats
 from .judgement import Checked
 
 
+def times(run):
+    """row -> seconds of a history.Run, noise.FAILED for a failed row: what decide takes."""
+    return {
+        row: noise.FAILED if f.error else f.time_us * 1e-6
+        for row, f in run.figures.items()
+        if f.error or f.time_us
+    }
+
+
+def stated(run):
+    """row -> stated ci95_pct of a history.Run, for the rows that state one."""
+    return {row: f.ci95_pct for row, f in run.figures.items() if f.ci95_pct is not None}
+
+
 @dataclasses.dataclass(frozen=True)
 class Decision:
     """A judgement with the model and change points behind it."""
@@ -24,13 +38,15 @@ def decide_run(run, file, key, earlier, window=changepoint.CAP):
     """Judge run against the last `window` of `earlier` (history.Run, oldest first, never run
     itself). Raises decide.NotJudgeable when there is nothing to judge by."""
     earlier = tuple(earlier[-window:])
-    times = [r.times() for r in earlier]
+    earlier_times = [times(r) for r in earlier]
     changes = None
-    if noise.enough_history(len(times)):
-        changes = changepoint.history_changes(times)
-    model = decide.baseline_model(times, [r.stated() for r in earlier], window, changes=changes)
-    new_stated = run.stated() if model.basis == "stated" else None
-    judgement = decide.judge(run.times(), model, new_stated)
+    if noise.enough_history(len(earlier_times)):
+        changes = changepoint.history_changes(earlier_times)
+    model = decide.baseline_model(
+        earlier_times, [stated(r) for r in earlier], window, changes=changes
+    )
+    new_stated = stated(run) if model.basis == "stated" else None
+    judgement = decide.judge(times(run), model, new_stated)
     return Decision(Checked(judgement, run, file, key, earlier), model, changes, window)
 
 
@@ -125,10 +141,10 @@ def trend(key, identity, runs, window=changepoint.CAP):
             decision = decide_run(runs[-1], runs[-1].source, key, runs[:-1], window)
         except decide.NotJudgeable as e:
             why_not = str(e)
-    times = [r.times() for r in runs]
+    series_times = [times(r) for r in runs]
     model = decision.model if decision else None
-    baseline = references(times, model)
-    all_changes = changepoint.history_changes(times)
+    baseline = references(series_times, model)
+    all_changes = changepoint.history_changes(series_times)
     latest = decision.checked.judgement if decision else None
     family_verdicts = {f.family: f for f in (latest.families if latest else ())}
     row_verdicts = {r.row: r for r in (latest.rows if latest else ())}
@@ -141,13 +157,13 @@ def trend(key, identity, runs, window=changepoint.CAP):
         members = sorted(grouped[family], key=lambda r: names.message_bytes(r) or 0)
         series = []
         for row in members:
-            ratios = tuple(log_ratio(t.get(row), baseline[row]) for t in times)
+            ratios = tuple(log_ratio(t.get(row), baseline[row]) for t in series_times)
             series.append(
                 RowSeries(
                     row,
                     names.message_bytes(row),
                     ratios,
-                    tuple(t.get(row) == noise.FAILED for t in times),
+                    tuple(t.get(row) == noise.FAILED for t in series_times),
                     row_noise(model, row),
                     tuple(all_changes.rows.get(row, ())),
                     row_verdicts.get(row),
