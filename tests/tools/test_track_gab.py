@@ -96,6 +96,11 @@ class GithubActionBenchmark(unittest.TestCase):
             self.assertEqual({b["unit"] for b in entry["benches"]}, {unit})
         return stored
 
+    def assert_exports_taken(self, metric, tool, unit):
+        """The metric's exports of both fixtures: accepted, then alerted on."""
+        exports = (self.export(BASE, metric), self.export(SLOWER, metric))
+        return self.assert_accepted_then_alerted(*exports, tool, unit)
+
     def test_the_fixtures_are_strict_json_with_repetitions(self):
         for path in (BASE, SLOWER):
             with open(path, encoding="utf-8") as f:
@@ -112,24 +117,14 @@ class GithubActionBenchmark(unittest.TestCase):
         self.assertIn("mpi_host/mode:pingpong/bytes:1048576/manual_time", self.summary())
 
     def test_custom_smaller_is_better_takes_the_latency_export(self):
-        stored = self.assert_accepted_then_alerted(
-            self.export(BASE, "latency"),
-            self.export(SLOWER, "latency"),
-            "customSmallerIsBetter",
-            "us",
-        )
+        stored = self.assert_exports_taken("latency", "customSmallerIsBetter", "us")
         benches = stored[0]["benches"]
         self.assertEqual(len(benches), ROWS)  # one per row: the mean of its repetitions
         self.assertTrue(all(b["range"].startswith("±") for b in benches))
         self.assertIn("mpi_host/mode:pingpong/bytes:1048576", self.summary())
 
     def test_custom_bigger_is_better_takes_the_bandwidth_export(self):
-        stored = self.assert_accepted_then_alerted(
-            self.export(BASE, "bandwidth"),
-            self.export(SLOWER, "bandwidth"),
-            "customBiggerIsBetter",
-            "GB/s",
-        )
+        stored = self.assert_exports_taken("bandwidth", "customBiggerIsBetter", "GB/s")
         slower, base = stored[2]["benches"], stored[0]["benches"]
         for before, after in zip(base, slower):
             self.assertLess(after["value"], before["value"] / 2)  # what the alert saw
