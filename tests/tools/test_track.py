@@ -220,6 +220,17 @@ class Check(TrackTest):
         self.assertIn(f"- failed: {tracklib.real_name(broken)} (failed; it ran in", done.stdout)
         self.assertIn(f"- missing: {tracklib.real_name(gone)} (absent", done.stdout)
 
+    def test_a_run_whose_every_row_failed_is_a_regression_not_bad_input(self):
+        made = small_history()
+        made.runs[-1].update({row: synthetic.FAILED for row in made.runs[-1]})
+        paths = self.runs(made)
+        self.record(*paths[:-1])
+        done = self.check(paths[-1], expect=1)
+        rows = len(made.runs[-1])
+        self.assertIn(f"{rows} rows failed that ran in the baseline", done.stdout.splitlines()[0])
+        refused = track("export", "--format", "bencher", paths[-1])
+        self.assert_refused(refused, "every row failed")
+
     def test_json_is_strict_and_markdown_has_the_verdict_first(self):
         paths = self.runs(small_history())
         self.record(*paths[:-1])
