@@ -38,8 +38,9 @@ class Run:
     path: str | None = None  # its file in the history
 
     def label(self):
-        """'2026-11-23 15:49 fed485a0ff35': how pages and messages name a run."""
-        return f"{self.time:%Y-%m-%d %H:%M} {self.commit}"
+        """'2026-11-23 15:49 fed485a0ff35': how pages and messages name a run (the commit
+        cut to 12 characters, as git's short hashes)."""
+        return f"{self.time:%Y-%m-%d %H:%M} {self.commit[:12]}"
 
 
 # ------------------------------------------------------------------ reading a result file

@@ -42,7 +42,8 @@ def noise_note(test):
     return f"noise {percent(test.noise_pct)} (1 sd), flagged beyond {percent(test.detectable_pct)}"
 
 
-def verdict_line(checked):
+def verdict_head(checked):
+    """The verdict in a few words: 'REGRESSION: 1 family slower, 3 rows slower'."""
     j = checked.judgement
     count = {
         (kind, verdict): sum(x.verdict == verdict for x in items)
@@ -72,8 +73,13 @@ def verdict_line(checked):
             f"no regression: {plural(judged_families, 'family', 'families')}"
             f" and {plural(judged_rows, 'row')} within their noise"
         )
+    return head
+
+
+def verdict_line(checked):
+    """The verdict, the run and what it was judged against, in one line."""
     return (
-        f"{head} (run {checked.run.label()} from {checked.file}, against "
+        f"{verdict_head(checked)} (run {checked.run.label()} from {checked.file}, against "
         f"{plural(len(checked.earlier), 'earlier run')} of {checked.key})"
     )
 

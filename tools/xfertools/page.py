@@ -9,7 +9,7 @@ import math
 
 from . import names
 from .decide import BROKEN, IMPROVEMENT, JUDGED, REGRESSION
-from .judgement import noise_note, percent, verdict_line
+from .judgement import noise_note, percent, verdict_head, verdict_line
 from .sizes import format_size
 from .text import plural
 
@@ -203,14 +203,17 @@ def family_chart(series, runs):
 
 
 def x_labels(frame, runs, box):
-    """Dates under some runs (at most 8, always the first and the latest)."""
+    """Dates under some runs (at most 8, always the first and the latest); times of day where
+    the runs span less than two days."""
     count = len(runs)
+    short = (runs[-1].time - runs[0].time).total_seconds() < 2 * 86400
+    form = "%H:%M" if short else "%m-%d"
     step = max(1, math.ceil(count / 8))
     shown = sorted(set(range(0, count, step)) | {count - 1})
     y = box["top"] + frame.plot_height + 14
     labels = [
         f'<text x="{frame.x(k):.1f}" y="{y}" text-anchor="middle" font-size="10">'
-        f"{runs[k].time:%m-%d}</text>"
+        f"{runs[k].time.strftime(form)}</text>"
         for k in shown
         if k == count - 1 or frame.x(count - 1) - frame.x(k) > 40
     ]
@@ -420,10 +423,11 @@ def summary_list(trends):
     items = []
     for trend in trends:
         judgement = trend.decision.checked.judgement if trend.decision else None
-        text = verdict_line(trend.decision.checked) if trend.decision else trend.why_not
+        text = verdict_head(trend.decision.checked) if trend.decision else trend.why_not
         items.append(
             f'<li><a href="#{esc(trend.key)}">{esc(trend.key)}</a>: '
-            f'<span class="{verdict_class(judgement)}">{esc(text)}</span></li>'
+            f'<span class="{verdict_class(judgement)}">{esc(text)}</span> (latest run '
+            f"{esc(trend.runs[-1].label())}, {plural(len(trend.runs), 'run')})</li>"
         )
     return f'<ul class="summary">{"".join(items)}</ul>'
 
