@@ -27,16 +27,7 @@ def check(made, index=EARLIER, **options):
     )
 
 
-def one_family(runs, shift_sd, row_sd, rows=12, seed=1, steps=()):
-    return synthetic.history(
-        runs=runs,
-        families=1,
-        rows=(rows, rows),
-        row_noise=(row_sd, row_sd),
-        family_noise=(shift_sd, shift_sd),
-        steps=steps,
-        seed=seed,
-    )
+one_family = synthetic.one_family
 
 
 def scaled(run, factor, rows):

@@ -17,14 +17,7 @@ FAMILY = "host_staging/variant:0"
 
 def family_history(runs, shift_sd, row_sd, rows=10, seed=1):
     """Runs of one family whose rows move together by shift_sd and alone by row_sd (log)."""
-    made = synthetic.history(
-        runs=runs,
-        families=1,
-        rows=(rows, rows),
-        row_noise=(row_sd, row_sd),
-        family_noise=(shift_sd, shift_sd),
-        seed=seed,
-    )
+    made = synthetic.one_family(runs, shift_sd, row_sd, rows, seed)
     return made.runs, made.base
 
 

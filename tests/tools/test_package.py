@@ -1,5 +1,5 @@
-"""The tools find their package (tools/xfertools) wherever they are run from: from another
-folder, through a symbolic link, and where `cmake --install` put them."""
+"""The tools (compare.py, plot.py, track) find their package (tools/xfertools) wherever they are
+run from: from another folder, through a symbolic link, and where `cmake --install` put them."""
 
 import os
 import shutil
@@ -39,11 +39,19 @@ class PackageTest(unittest.TestCase):
         )
         self.assertEqual(plot.returncode, 0, plot.stderr)
         self.assertTrue(plot.stdout.startswith("memcpy_peer p2p:on/dir:uni at 256 MiB"))
+        track = subprocess.run(
+            [sys.executable, os.path.join(tools, "track"), "export", "--format", "github", RUN_A],
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(track.returncode, 0, track.stderr)
+        self.assertEqual(track.stdout.lstrip()[0], "[")
 
     def test_through_a_symbolic_link_in_another_folder(self):
         links = os.path.join(self.dir, "bin")
         os.mkdir(links)
-        for tool in ("compare.py", "plot.py"):
+        for tool in ("compare.py", "plot.py", "track"):
             os.symlink(os.path.join(ROOT, "tools", tool), os.path.join(links, tool))
         self.assert_tools_work(links)
 

@@ -377,6 +377,26 @@ def basis_note(model):
     )
 
 
+def baseline_model(history, stated=None, cap=changepoint.CAP, family_of=family_of, changes=None):
+    """The noise model a new run is judged against: learned in the baseline windows after the
+    change points of `history` (earlier runs, oldest first; `changes` if already found), or
+    with fewer than MIN_RUNS earlier runs, from their stated ci95 (`stated`: per earlier run,
+    row -> ci95_pct). Raises NotJudgeable when there is nothing to judge by."""
+    if not history:
+        raise NotJudgeable("no earlier run to judge by")
+    if noise.enough_history(len(history)):
+        if changes is None:
+            changes = changepoint.history_changes(history, family_of)
+        starts = changepoint.baseline_starts(history, changes, cap, family_of)
+        return noise.learn_noise(history, starts, stated, family_of)
+    if stated is None:
+        raise NotJudgeable(
+            f"{len(history)} earlier runs ({MIN_RUNS} needed to learn noise) "
+            "and no stated ci95 to fall back on"
+        )
+    return noise.stated_noise(history, stated, family_of)
+
+
 def check(
     history,
     new,
@@ -389,23 +409,11 @@ def check(
     family_of=family_of,
     changes=None,
 ):
-    """The whole decision for one new run: the baseline windows from the change points of
-    `history` (earlier runs, oldest first; `changes` if already found), the noise learned in
-    them, and the judgement. With fewer than MIN_RUNS earlier runs, the rows' stated ci95
-    (`stated`: per earlier run, row -> ci95_pct; `new_stated` for the new run) is the noise.
-    Raises NotJudgeable when there is nothing to judge by."""
-    if not history:
-        raise NotJudgeable("no earlier run to judge by")
-    if noise.enough_history(len(history)):
-        if changes is None:
-            changes = changepoint.history_changes(history, family_of)
-        starts = changepoint.baseline_starts(history, changes, cap, family_of)
-        model = noise.learn_noise(history, starts, stated, family_of)
-    elif stated is None or new_stated is None:
-        raise NotJudgeable(
-            f"{len(history)} earlier runs ({MIN_RUNS} needed to learn noise) "
-            "and no stated ci95 to fall back on"
-        )
-    else:
-        model = noise.stated_noise(history, stated, family_of)
+    """The whole decision for one new run: baseline_model of `history`, and the judgement.
+    With fewer than MIN_RUNS earlier runs, the rows' stated ci95 (`stated` for the earlier
+    runs, `new_stated`: row -> ci95_pct of the new run) is the noise. Raises NotJudgeable when
+    there is nothing to judge by."""
+    if not noise.enough_history(len(history)) and new_stated is None:
+        stated = None  # the fallback needs the stated ci95 of both sides
+    model = baseline_model(history, stated, cap, family_of, changes)
     return judge(new, model, new_stated, alpha, min_effect, fail_on_broken, family_of)

@@ -1,4 +1,4 @@
-"""Reading result files safely (standard library only).
+"""Reading result files safely, and writing files atomically (standard library only).
 
 A result file may be anything a user passes: a directory, a FIFO with no writer (opening it for
 reading would wait forever), a device, a document nested a million levels deep, C++ stream
@@ -150,3 +150,20 @@ def load_result(path, where=None):
     document = decode_json(where, read_regular_file(where, path))
     check_result_document(where, document)
     return document
+
+
+def write_atomically(where, path, text):
+    """Write text to path so that a reader sees the old file or the new one, never half of
+    one (a temporary file beside it, then a rename); InputError naming where if it cannot."""
+    temporary = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(temporary, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except OSError as e:
+        raise InputError(f"{where}: cannot write {path}: {e.strerror or e}") from None
+    finally:
+        if os.path.lexists(temporary):
+            os.remove(temporary)

@@ -4,8 +4,9 @@ under. Values that are not positive finite numbers count as absent, never as num
 
 import dataclasses
 import math
+import statistics
 
-from . import names
+from . import names, stats
 
 TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
@@ -194,3 +195,54 @@ def series_from_document(document):
             result[name] = series_from_rows(rows, not group.repetitions)
             result[name].legacy_names = group.written - {name}
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """One benchmark of one run as a tracker keeps it: the mean over its repetitions (one
+    repetition: the row itself) and the uncertainty of that mean, or why it failed."""
+
+    time_us: float | None
+    latency_us: float | None
+    gbps: float | None
+    ci95_pct: float | None  # relative 95% half-width of time_us, percent; None: not stated
+    repetitions: int
+    error: str | None = None  # a failed benchmark: why (its first failure); no figures then
+
+
+def mean_or_none(values):
+    """The mean, or None unless every value is given."""
+    return statistics.fmean(values) if values and None not in values else None
+
+
+def repetitions_ci95(times):
+    """The relative 95% half-width (percent) of the mean of several repetitions' times, from
+    their spread (Student's t)."""
+    mean, half_width = stats.mean_interval(times)
+    return None if half_width is None else 100 * half_width / mean
+
+
+def series_figure(series):
+    """The Figure of a Series: failed if any repetition failed (a tracker must not average a
+    failure away); one sample as stated; several: their mean and the spread between them."""
+    if series.errors or not series.samples:
+        return Figure(
+            None, None, None, None, len(series.samples), (series.errors or ["no rows"])[0]
+        )
+    samples = series.samples
+    if len(samples) == 1:
+        s = samples[0]
+        return Figure(s.time_us, s.latency_us, s.gbps, s.ci95_pct, 1)
+    times = [s.time_us for s in samples]
+    return Figure(
+        statistics.fmean(times),
+        mean_or_none([s.latency_us for s in samples]),
+        mean_or_none([s.gbps for s in samples]),
+        repetitions_ci95(times),
+        len(samples),
+    )
+
+
+def figures_from_document(document):
+    """{benchmark name: Figure} of a loaded result document, in file order."""
+    return {name: series_figure(s) for name, s in series_from_document(document).items()}

@@ -94,3 +94,17 @@ def history(
         out_runs.append(run)
         out_stated.append(stated)
     return History(out_runs, out_stated, base, row_sigma, family_sigma, tuple(steps))
+
+
+def one_family(runs, shift_sd, row_sd, rows=12, seed=1, steps=()):
+    """A history of one family of `rows` sizes whose rows move together by shift_sd and alone
+    by row_sd (log), each exactly so."""
+    return history(
+        runs=runs,
+        families=1,
+        rows=(rows, rows),
+        row_noise=(row_sd, row_sd),
+        family_noise=(shift_sd, shift_sd),
+        steps=steps,
+        seed=seed,
+    )

@@ -6,8 +6,9 @@ LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2
 LABEL_WIDTH = 100
 
 
-def plural(count, word):
-    return f"{count} {word}" + ("" if count == 1 else "s")
+def plural(count, word, many=None):
+    """'1 row', '2 rows'; many: the plural where it is not word + 's' ('families')."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def one_line(text):
