@@ -345,6 +345,7 @@ def track_section(label, paths, scratch):
         with open(path, encoding="utf-8") as f:
             dates[name] = datetime.datetime.fromisoformat(json.load(f)["context"]["date"])
     when = max(dates.values()) + datetime.timedelta(minutes=1)
+    detectable = collections.defaultdict(list)  # family -> detectable_pct, one per run judged
     for name, path in paths.items():
         history = tempfile.mkdtemp(dir=scratch)
         others = [p for n, p in paths.items() if n != name]
@@ -352,6 +353,9 @@ def track_section(label, paths, scratch):
         copy = dated_copy(path, when, tempfile.mkdtemp(dir=scratch))
         result = track(["check", "--history", history, "--format", "json", copy], check=True)
         families, rows = flagged(result)
+        for fam in result["judgement"]["families"]:
+            if fam.get("test"):
+                detectable[fam["family"]].append(fam["test"]["detectable_pct"])
         out["leave_one_out"].append(
             {
                 "run": name,
@@ -366,6 +370,10 @@ def track_section(label, paths, scratch):
             f"all others: {name}: {result['verdict']} ({result['judgement']['earlier_runs']} "
             f"others); families {families or '-'}; rows {rows or '-'}"
         )
+    out["detectable_median_pct"] = {f: statistics.median(v) for f, v in detectable.items()}
+    print("all others: the smallest family slowdown flagged (detectable_pct), median over runs:")
+    for fam, value in sorted(out["detectable_median_pct"].items()):
+        print(f"  {value:6.1f}%  {fam}")
     return out
 
 
