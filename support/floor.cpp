@@ -6,7 +6,7 @@
 namespace xfer {
 
 // 1.96 x the spread between MPI jobs that 4 visits per job could not see, rounded up, from the
-// experiment of docs/results/2026-11-24-h200-variance (one H200 VM, 5 conditions x 3-4 jobs x
+// experiment of docs/results/2026-11-24-h200-variance-sources (one H200 VM, 6 conditions x 3-4 jobs x
 // 30 rows): copies the CPU drives, and copies too short to be more than launch and wake-up
 // costs, move with the process; bytes that stay on the GPU, and long DMA copies, do not.
 double measured_floor_pct(const std::string& name) {
