@@ -157,7 +157,8 @@ int warmup_for(const Config& config, const Row& row);
 // ranks that `time` count (a pair's leader; rank 0 for one-process paths). After every batch
 // the ranks agree in one collective on the slowest and fastest figure and on rank 0's elapsed
 // time, and each rank takes the same decision to go on or stop (stats.hpp: should_stop, with
-// the row's precision; a later visit stops at the message count of the row's first), so every
+// the row's precision; a later visit stops at the message count of the row's first, or later
+// where it has not timed its share of --benchmark_min_time by then), so every
 // rank runs the same batches. False, with the visit failed on every rank, if any rank's batch
 // threw.
 bool measure(Visit& visit, const Harness& h, const Row& row, std::int64_t batch, bool time,

@@ -106,7 +106,10 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error(["--benchmark_min_time=soon"], "--benchmark_min_time")
 
     def test_min_time_still_means_at_least_that_much(self):
-        # A loose precision would stop these rows after a few batches; the minimums hold.
+        # A loose precision would stop these rows after a few batches; the minimums hold. The
+        # minimum is the row's, over all its visits together (real_time * iterations is the time
+        # they timed): each visit times its share, a later one past the first one's message count
+        # where it runs quicker.
         proc, doc = launch_json(
             2, ["--xfer_sizes=8,64K", "--xfer_precision=50", "--benchmark_min_time=0.3s"]
         )
