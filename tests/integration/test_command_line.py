@@ -82,14 +82,6 @@ class BadInput(unittest.TestCase):
         )
         self.assert_usage_error(["--benchmark_out_format=xml"], "--benchmark_out_format")
 
-    def test_random_interleaving_is_refused(self):
-        # Each rank would shuffle the rows its own way and the ping-pongs would cross.
-        self.assert_usage_error(
-            ["--benchmark_enable_random_interleaving=true"],
-            "--benchmark_enable_random_interleaving",
-            "same order",
-        )
-
     def test_bad_time_unit(self):
         self.assert_usage_error(
             ["--benchmark_time_unit=fortnights"],
