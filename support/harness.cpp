@@ -161,7 +161,10 @@ void report_row(Visit& visit, const Row&, Measurement m, std::int64_t batch, int
   visit.record(std::move(m), batch, directions, pairs);
 }
 
-bool corrupt_here(const Harness& h, const Row& row) { return h.config.test_corrupt == row.path; }
+bool corrupt_here(const Harness& h, const Row& row) {
+  return h.config.test_corrupt == row.path &&
+         (h.config.test_corrupt_round < 0 || h.config.test_corrupt_round == row.round);
+}
 
 double random_factor(double percent, std::uint64_t draw) {
   const double unit = static_cast<double>(draw >> 11) / 9007199254740992.0;  // [0, 1)

@@ -176,6 +176,20 @@ TEST(SettingsFingerprint, DiffersWhenWhatRunsDiffers) {
   EXPECT_EQ(base, settings_fingerprint(parse({"--xfer_sizes=8", "--benchmark_out=x.json"})));
 }
 
+TEST(CommandLine, CorruptionInEveryVisitOrInOneRound) {
+  const Config every = parse({"--xfer_test_corrupt=mpi_host"}).config;
+  EXPECT_EQ(every.test_corrupt, "mpi_host");
+  EXPECT_EQ(every.test_corrupt_round, -1);
+  const Config one = parse({"--xfer_test_corrupt=mpi_host@2"}).config;
+  EXPECT_EQ(one.test_corrupt, "mpi_host");
+  EXPECT_EQ(one.test_corrupt_round, 2);
+  EXPECT_NE(usage_error({"--xfer_test_corrupt=mpi_host@last"}).find("--xfer_test_corrupt"),
+            std::string::npos);
+  // Ranks told different rounds would fail different visits: they must not start.
+  EXPECT_NE(settings_fingerprint(parse({"--xfer_test_corrupt=mpi_host@1"})),
+            settings_fingerprint(parse({"--xfer_test_corrupt=mpi_host@2"})));
+}
+
 TEST(CommandLine, RequiredPathsMustBeKnownOnes) {
   // Which paths exist is the binary's business (bench/paths.hpp): checked after parsing.
   const std::vector<std::string> paths{"mpi_host", "nccl_sendrecv"};
