@@ -138,6 +138,26 @@ class BadInput(unittest.TestCase):
         proc = launch(2, QUICK + ["--benchmark_filter=mpi_hots"], timeout=120)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--benchmark_filter=mpi_hots matches no benchmark here", proc.stderr)
+        self.assertNotIn("add --xfer_", proc.stderr)  # no flag would make a typo match
+
+    def test_filter_that_matches_nothing_names_the_flag_that_would_make_it_match(self):
+        for args, hint in (
+            (
+                ["--xfer_modes=pingpong", "--benchmark_filter=mpi_host/mode:stream"],
+                "it matches rows of mode stream, which --xfer_modes leaves out: "
+                "add --xfer_modes=stream",
+            ),
+            (
+                ["--benchmark_filter=mpi_host/mode:pingpong/bytes:1000/"],
+                "it names a size --xfer_sizes leaves out: add --xfer_sizes=1000",
+            ),
+            (
+                ["--benchmark_filter=mpi_host/mode:pingpong/pairs:2/"],
+                "rows name pairs:N only when several rank pairs run at once: add --xfer_pairs",
+            ),
+        ):
+            with self.subTest(args=args):
+                self.assert_usage_error(QUICK + args, "--benchmark_filter=", hint)
 
     def test_filter_for_a_path_skipped_here_is_not(self):
         proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)
