@@ -193,9 +193,17 @@ const std::vector<Flag>& flags() {
          c.test_hang_rank = parse_int(f, v, 0, 1 << 20, "a rank number");
        },
        true},
-      {"xfer_test_corrupt", "XFER_TEST_CORRUPT", "PATH",
-       "test only: flip one received byte before validation in this path",
-       [](Config& c, const std::string&, const std::string& v) { c.test_corrupt = v; }, true},
+      {"xfer_test_corrupt", "XFER_TEST_CORRUPT", "PATH[@ROUND]",
+       "test only: flip one received byte before validation in this path (with @ROUND: only in "
+       "the visits of that round of the schedule, 0 the first)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         const auto at = v.find('@');
+         c.test_corrupt = v.substr(0, at);
+         c.test_corrupt_round = at == std::string::npos
+                                    ? -1
+                                    : parse_int(f, v.substr(at + 1), 0, 999, "a round number");
+       },
+       true},
       {"xfer_test_noise", "XFER_TEST_NOISE", "PCT",
        "test only: rank 0 scales every timed batch by a random factor within 1 +- PCT/100",
        [](Config& c, const std::string& f, const std::string& v) {
@@ -326,7 +334,7 @@ std::string settings_fingerprint(const CommandLine& cl) {
   out << '\n'
       << static_cast<int>(c.cuda_aware) << ' ' << c.warmup << ' ' << c.timeout_s << ' '
       << c.display_format << ' ' << c.test_slow_rank << ' ' << c.test_hang_rank << ' '
-      << c.test_corrupt << ' ' << c.test_noise_pct << '\n'
+      << c.test_corrupt << '@' << c.test_corrupt_round << ' ' << c.test_noise_pct << '\n'
       << c.precision.target_pct << ' ' << c.precision.max_time_s << ' ' << c.precision.min_time_s
       << ' ' << c.precision.min_messages << '\n'
       << c.pairs << ' ' << c.window << ' ';

@@ -58,7 +58,8 @@ struct Config {
   // Test-only switches: they make failures happen on purpose.
   int test_slow_rank = -1;
   int test_hang_rank = -1;
-  std::string test_corrupt;
+  std::string test_corrupt;     // PATH whose visits flip a received byte...
+  int test_corrupt_round = -1;  // ...in this round of the schedule only (-1: in every visit)
   double test_noise_pct = 0;  // timing ranks scale each batch's time by 1 +- up to this percent
   double test_shift_pct = 0;  // and each visit's times by its own factor within 1 +- this
   std::string test_slowdown;  // REGEX:PCT: rows matching REGEX time PCT percent longer

@@ -38,6 +38,7 @@ struct Row {
   std::int64_t messages = 0;  // messages to time: the row's first visit decides (0: this is it)
   double test_scale = 1;      // test only: the timing ranks' clocks run this many times long
   bool warm_large = true;     // a row above 64 MiB warms up (warmup_for)
+  int round = 0;              // the visit's round in the run's schedule (runner.hpp)
 };
 
 // What a row's timed loop measured, identical on every rank (all hold rank 0's figures).
@@ -157,7 +158,8 @@ int warmup_for(const Config& config, const Row& row);
 // ranks that `time` count (a pair's leader; rank 0 for one-process paths). After every batch
 // the ranks agree in one collective on the slowest and fastest figure and on rank 0's elapsed
 // time, and each rank takes the same decision to go on or stop (stats.hpp: should_stop, with
-// the row's precision; a later visit stops at the message count of the row's first), so every
+// the row's precision; a later visit stops at the message count of the row's first, or later
+// where it has not timed its share of --benchmark_min_time by then), so every
 // rank runs the same batches. False, with the visit failed on every rank, if any rank's batch
 // threw.
 bool measure(Visit& visit, const Harness& h, const Row& row, std::int64_t batch, bool time,
@@ -175,7 +177,8 @@ double host_timed(std::int64_t batch, const std::function<void()>& step,
 void report_row(Visit& visit, const Row& row, Measurement m, std::int64_t batch,
                 int directions = 1, int pairs = 1);
 
-// Test-only: true where --xfer_test_corrupt names this row's path (flip a byte before checks).
+// Test-only: true where --xfer_test_corrupt names this row's path, and this visit's round if it
+// names one (flip a byte before checks).
 bool corrupt_here(const Harness& h, const Row& row);
 
 // Test-only: a factor uniform in 1 +- percent/100, from a 64-bit random `draw`.

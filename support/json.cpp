@@ -294,6 +294,7 @@ class Parser {
           if (code >= 0xD800 && code < 0xDC00 && s_.compare(at_, 2, "\\u") == 0) {
             at_ += 2;
             const unsigned low = hex4();
+            if (low < 0xDC00 || low > 0xDFFF) fail("bad surrogate pair");
             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
           }
           append_utf8(out, code);

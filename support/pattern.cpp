@@ -68,17 +68,26 @@ void check_words(const unsigned char* in, std::size_t begin, std::size_t end, st
 }  // namespace
 
 void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed) {
+  fill_pattern(data, bytes, seed, 0);
+}
+
+Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed) {
+  return find_mismatches(data, bytes, seed, 0);
+}
+
+void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed, unsigned threads) {
   auto* out = static_cast<unsigned char*>(data);
   const std::size_t words = bytes / 8;
-  over_words(words, threads_for(bytes),
+  over_words(words, threads > 0 ? threads : threads_for(bytes),
              [&](std::size_t begin, std::size_t end, unsigned) { fill_words(out, begin, end, seed); });
   for (std::size_t i = 8 * words; i < bytes; ++i) out[i] = pattern_byte(seed, i);
 }
 
-Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed) {
+Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed,
+                         unsigned threads) {
   const auto* in = static_cast<const unsigned char*>(data);
   const std::size_t words = bytes / 8;
-  const unsigned threads = threads_for(bytes);
+  if (threads == 0) threads = threads_for(bytes);
   std::vector<Mismatch> parts(threads);
   over_words(words, threads, [&](std::size_t begin, std::size_t end, unsigned t) {
     check_words(in, begin, end, seed, parts[t]);

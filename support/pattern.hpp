@@ -48,6 +48,12 @@ struct Mismatch {
 
 Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed);
 
+// The same two with `threads` threads (0: as the buffer's size and the machine's cores call for:
+// one below 16 MiB), so that a test can split a buffer on a machine of any size.
+void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed, unsigned threads);
+Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed,
+                         unsigned threads);
+
 // "validation: 3 of 1048576 bytes differ, first at offset 17 (expected 0x3a, found 0x00)"
 std::string describe(const Mismatch& m, std::size_t bytes);
 

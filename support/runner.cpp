@@ -83,8 +83,10 @@ Row Runner::row_for(const Slot& slot) const {
   // there is cheap.
   const bool device_only = spec.path == "mpi_cuda_aware" || spec.path == "nccl_sendrecv" ||
                            spec.path == "memcpy_peer";
-  return {spec.name,           spec.path, spec.bytes, seed, share, messages_[slot.row], scale,
+  Row row{spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale,
           device_only || warmed_.count(spec.family) == 0};
+  row.round = slot.round;
+  return row;
 }
 
 void Runner::visit(const Slot& slot) {

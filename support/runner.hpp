@@ -75,7 +75,8 @@ class Runner {
   std::vector<Slot> schedule_;
   std::size_t next_ = 0;
   // Per selected row: its visits by repetition, how many times Google Benchmark has called it,
-  // and the message count its first measured visit timed (the later ones time as many).
+  // and the message count its first measured visit timed (the later ones time as many, or more
+  // where they need them to time their share of --benchmark_min_time).
   std::vector<std::vector<std::vector<VisitRecord>>> visits_;
   std::vector<int> calls_;
   std::vector<std::int64_t> messages_;

@@ -27,6 +27,9 @@ from test_gpu_copy_paths import (  # noqa: E402
 QUICK = ["--benchmark_min_time=0.01", "--xfer_max_time=0.05"]
 PINNED_COPY = "--benchmark_filter=^host_staging/host:pinned/mode:sequential/pair:[0-9]to[0-9]/"
 STAGED = "--benchmark_filter=^mpi_staged/host:pinned/.*sequential"
+# One visit per row, rows in their own order: a test of which rows a stopped run kept must know
+# what ran before the failure (with several visits the early rounds run in a shuffled order).
+ONE_PASS = "--xfer_visits=1"
 
 
 def rows_by_size(document):
@@ -104,7 +107,7 @@ class UnusableGpu(FailureTest):
 
     def test_a_gpu_fault_ends_the_run_after_its_row_keeping_the_rows_before(self):
         proc, doc, rows = self.run_failing(
-            [PINNED_COPY, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K"]
+            [PINNED_COPY, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K", ONE_PASS]
         )
         self.assertEqual(sorted(rows), [4096, 65536])  # the 1 MiB row never ran
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
@@ -115,7 +118,8 @@ class UnusableGpu(FailureTest):
 
     def test_a_gpu_fault_on_one_rank_ends_the_run_on_every_rank(self):
         _, doc, rows = self.run_failing(
-            [STAGED, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K#1"], ranks=2
+            [STAGED, "--xfer_sizes=4K,64K,1MiB", "--xfer_test_fail=fault@64K#1", ONE_PASS],
+            ranks=2,
         )
         self.assertEqual(sorted(rows), [4096, 65536])
         self.assertIn("rank 1", message(rows[65536]))
@@ -126,7 +130,8 @@ class UnusableGpu(FailureTest):
         # for a message that will never come, and MPI cannot cancel it.
         started = time.monotonic()
         proc, doc = launch(
-            [STAGED, "--xfer_sizes=4K,64K", "--xfer_test_fail=cudaMemcpyAsync@64K#1"] + QUICK,
+            [STAGED, "--xfer_sizes=4K,64K", "--xfer_test_fail=cudaMemcpyAsync@64K#1", ONE_PASS]
+            + QUICK,
             ranks=2,
             timeout=300,
         )

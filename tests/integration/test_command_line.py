@@ -82,14 +82,6 @@ class BadInput(unittest.TestCase):
         )
         self.assert_usage_error(["--benchmark_out_format=xml"], "--benchmark_out_format")
 
-    def test_random_interleaving_is_refused(self):
-        # Each rank would shuffle the rows its own way and the ping-pongs would cross.
-        self.assert_usage_error(
-            ["--benchmark_enable_random_interleaving=true"],
-            "--benchmark_enable_random_interleaving",
-            "same order",
-        )
-
     def test_bad_time_unit(self):
         self.assert_usage_error(
             ["--benchmark_time_unit=fortnights"],
@@ -106,7 +98,10 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error(["--benchmark_min_time=soon"], "--benchmark_min_time")
 
     def test_min_time_still_means_at_least_that_much(self):
-        # A loose precision would stop these rows after a few batches; the minimums hold.
+        # A loose precision would stop these rows after a few batches; the minimums hold. The
+        # minimum is the row's, over all its visits together (real_time * iterations is the time
+        # they timed): each visit times its share, a later one past the first one's message count
+        # where it runs quicker.
         proc, doc = launch_json(
             2, ["--xfer_sizes=8,64K", "--xfer_precision=50", "--benchmark_min_time=0.3s"]
         )
@@ -143,6 +138,26 @@ class BadInput(unittest.TestCase):
         proc = launch(2, QUICK + ["--benchmark_filter=mpi_hots"], timeout=120)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--benchmark_filter=mpi_hots matches no benchmark here", proc.stderr)
+        self.assertNotIn("add --xfer_", proc.stderr)  # no flag would make a typo match
+
+    def test_filter_that_matches_nothing_names_the_flag_that_would_make_it_match(self):
+        for args, hint in (
+            (
+                ["--xfer_modes=pingpong", "--benchmark_filter=mpi_host/mode:stream"],
+                "it matches rows of mode stream, which --xfer_modes leaves out: "
+                "add --xfer_modes=stream",
+            ),
+            (
+                ["--benchmark_filter=mpi_host/mode:pingpong/bytes:1000/"],
+                "it names a size --xfer_sizes leaves out: add --xfer_sizes=1000",
+            ),
+            (
+                ["--benchmark_filter=mpi_host/mode:pingpong/pairs:2/"],
+                "rows name pairs:N only when several rank pairs run at once: add --xfer_pairs",
+            ),
+        ):
+            with self.subTest(args=args):
+                self.assert_usage_error(QUICK + args, "--benchmark_filter=", hint)
 
     def test_filter_for_a_path_skipped_here_is_not(self):
         proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)

@@ -55,6 +55,27 @@ class Modes(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(list(by_name(doc)), ["mpi_host/mode:bidir/bytes:8/manual_time"])
 
+    def test_a_filter_for_a_mode_runs_its_rows_without_xfer_modes(self):
+        # The filter can only mean stream rows: they run, though --xfer_modes defaults to
+        # ping-pong. A filter that matches ping-pong rows as well keeps the default.
+        for flt, modes in (
+            ("mpi_host/mode:stream", ["stream"]),
+            ("mode:(stream|bidir)/bytes:8/", ["stream", "bidir"]),
+            ("mpi_host", ["pingpong"]),
+            ("bytes:8/", ["pingpong"]),
+        ):
+            with self.subTest(filter=flt):
+                proc, doc = launch_json(
+                    2, ["--xfer_sizes=8,64K", "--xfer_max_time=0.05", "--benchmark_filter=" + flt]
+                )
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                got = list(by_name(doc))
+                self.assertEqual(
+                    sorted({name.split("/")[1] for name in got}), sorted(f"mode:{m}" for m in modes)
+                )
+                for row in rows(doc):
+                    self.assertFalse(failed(row), message(row))
+
     def test_a_corrupted_byte_in_a_window_names_its_slot(self):
         proc, doc = launch_json(
             2,

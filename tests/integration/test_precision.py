@@ -1,4 +1,4 @@
-"""How long a row runs and how sure it is: precision, time limit, setup once, the summary."""
+"""How long a row runs and how sure it is: precision, time limit, repetitions, the summary."""
 
 import math
 import os
@@ -15,8 +15,18 @@ def dump_lines(folder, rank):
 
 class StopRule(unittest.TestCase):
     def test_a_quiet_row_stops_on_precision_long_before_its_time_limit(self):
+        # One visit, no floor: the stop rule of one timed loop alone. (With several visits the
+        # stated interval also holds the spread between them, which no loop's precision bounds,
+        # and a later visit times the first one's message count, precise or not.)
         proc, doc = launch_json(
-            2, ["--xfer_sizes=8,4K", "--xfer_precision=50", "--xfer_max_time=60"]
+            2,
+            [
+                "--xfer_sizes=8,4K",
+                "--xfer_precision=50",
+                "--xfer_max_time=60",
+                "--xfer_visits=1",
+                "--xfer_floor=0",
+            ],
         )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         for row in rows(doc):
@@ -90,12 +100,13 @@ class StopRule(unittest.TestCase):
                     ],
                 )
                 self.assertEqual(proc.returncode, 0, proc.stderr)
+                # A line per visit, with the messages it timed: the same on both ranks.
                 self.assertEqual(dump_lines(dump, 0), dump_lines(dump, 1))
-                self.assertEqual(len(dump_lines(dump, 0)), 4)  # 2 rows, each set up once
+                self.assertEqual(len(dump_lines(dump, 0)), 6)  # 2 rows, 3 visits each
 
 
-class SetupOnce(unittest.TestCase):
-    def test_repetitions_reuse_the_rows_setup(self):
+class Repetitions(unittest.TestCase):
+    def test_every_repetition_gets_visits_of_its_own(self):
         with tempfile.TemporaryDirectory() as dump:
             proc = launch(
                 2,
@@ -107,16 +118,22 @@ class SetupOnce(unittest.TestCase):
                 ],
             )
             self.assertEqual(proc.returncode, 0, proc.stderr)
-            for rank in (0, 1):
-                lines = dump_lines(dump, rank)
-                self.assertEqual(len([x for x in lines if not x.startswith("setup ")]), 6)
-                self.assertEqual(
-                    [x for x in lines if x.startswith("setup ")],
-                    [
-                        "setup mpi_host/mode:pingpong/bytes:8",
-                        "setup mpi_host/mode:pingpong/bytes:1048576",
-                    ],
-                )
+            self.assertEqual(dump_lines(dump, 0), dump_lines(dump, 1))
+            # "NAME round:R repetition:K messages:M", one line per visit.
+            visits = [line.split() for line in dump_lines(dump, 0)]
+            self.assertEqual(
+                sorted((name, rep, round_) for name, round_, rep, _ in visits),
+                sorted(
+                    (f"mpi_host/mode:pingpong/bytes:{size}", f"repetition:{rep}", f"round:{r}")
+                    for size in (8, 1048576)
+                    for rep in range(3)
+                    for r in range(3)
+                ),
+            )
+            # Every visit of a row times the message count of the row's first visit.
+            for size in (8, 1048576):
+                counts = {m for name, _, _, m in visits if name.endswith(f"bytes:{size}")}
+                self.assertEqual(len(counts), 1, counts)
 
     def test_repetitions_repeat_the_first_calls_message_count(self):
         proc, doc = launch_json(
@@ -129,7 +146,7 @@ class SetupOnce(unittest.TestCase):
         aggregates = {r["aggregate_name"]: r for r in rows(doc, "aggregate")}
         self.assertIn("ci95_pct", aggregates["mean"])
 
-    def test_a_corrupted_byte_fails_every_repetition_of_a_set_up_row(self):
+    def test_a_corrupted_byte_fails_every_repetition(self):
         proc, doc = launch_json(
             2,
             [

@@ -1,0 +1,130 @@
+// The run's schedule of visits (runner.hpp) and how a row's visits become its figure
+// (visits.hpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "runner.hpp"
+#include "visits.hpp"
+
+namespace xfer {
+namespace {
+
+using Key = std::pair<std::size_t, int>;  // (row, repetition)
+
+std::vector<Key> round_of(const std::vector<Slot>& order, int round) {
+  std::vector<Key> out;
+  for (const Slot& s : order)
+    if (s.round == round) out.emplace_back(s.row, s.repetition);
+  return out;
+}
+
+std::vector<Key> in_row_order(std::size_t rows, int repetitions) {
+  std::vector<Key> out;
+  for (std::size_t row = 0; row < rows; ++row)
+    for (int repetition = 0; repetition < repetitions; ++repetition)
+      out.emplace_back(row, repetition);
+  return out;
+}
+
+TEST(Schedule, EveryFigureGetsOneVisitPerRoundRoundAfterRound) {
+  Plan plan;
+  plan.visits = 3;
+  plan.repetitions = 2;
+  plan.seed = 12345;
+  const std::vector<Slot> order = schedule(10, plan);
+  ASSERT_EQ(order.size(), 10u * 2 * 3);
+  for (std::size_t i = 1; i < order.size(); ++i)
+    EXPECT_LE(order[i - 1].round, order[i].round) << "rounds do not overlap";
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Key> got = round_of(order, round);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, in_row_order(10, 2)) << "round " << round;
+  }
+}
+
+TEST(Schedule, RoundsBeforeTheLastAreShuffledByTheSeedAlone) {
+  Plan plan;
+  plan.visits = 3;
+  plan.seed = 7;
+  const std::vector<Slot> order = schedule(12, plan);
+  // Every rank computes it from the agreed seed: the same seed, the same order.
+  const std::vector<Slot> again = schedule(12, plan);
+  for (int round = 0; round < 3; ++round) EXPECT_EQ(round_of(order, round), round_of(again, round));
+  EXPECT_NE(round_of(order, 0), in_row_order(12, 1));
+  EXPECT_NE(round_of(order, 1), in_row_order(12, 1));
+  EXPECT_NE(round_of(order, 0), round_of(order, 1));  // each round its own order
+  // The last round runs in the rows' order, so rows are reported as they finish.
+  EXPECT_EQ(round_of(order, 2), in_row_order(12, 1));
+  Plan other = plan;
+  other.seed = 8;
+  EXPECT_NE(round_of(schedule(12, other), 0), round_of(order, 0));
+}
+
+TEST(Schedule, RandomInterleavingShufflesTheLastRoundToo) {
+  Plan plan;
+  plan.visits = 1;
+  plan.repetitions = 2;
+  plan.seed = 99;
+  EXPECT_EQ(round_of(schedule(8, plan), 0), in_row_order(8, 2));
+  plan.shuffle_last = true;
+  std::vector<Key> shuffled = round_of(schedule(8, plan), 0);
+  EXPECT_NE(shuffled, in_row_order(8, 2));
+  std::sort(shuffled.begin(), shuffled.end());
+  EXPECT_EQ(shuffled, in_row_order(8, 2));
+}
+
+VisitRecord measured(double seconds_per_message, std::int64_t messages,
+                     const std::vector<double>& samples) {
+  VisitRecord r;
+  Measurement m;
+  for (const double s : samples) m.per_message.add(s);
+  m.seconds = seconds_per_message * static_cast<double>(messages);
+  m.fastest = m.seconds;
+  m.messages = messages;
+  r.visit.record(m, 1, 1, 1);
+  return r;
+}
+
+TEST(Combine, TheFigureIsTheMeanOfTheVisitsAndItsIntervalCoversTheirSpread) {
+  // Three quiet visits (tight samples each) that disagree by 10%: the interval must come from
+  // the spread between them, not from the samples inside each.
+  std::vector<VisitRecord> visits = {measured(1.0e-6, 100, {1.0e-6, 1.0001e-6, 0.9999e-6}),
+                                     measured(1.1e-6, 100, {1.1e-6, 1.1001e-6, 1.0999e-6}),
+                                     measured(0.9e-6, 100, {0.9e-6, 0.9001e-6, 0.8999e-6})};
+  const Figure f = combine(visits, 0);
+  EXPECT_TRUE(f.error.empty());
+  EXPECT_EQ(f.visits, 3);
+  EXPECT_EQ(f.messages, 300);
+  EXPECT_NEAR(f.one_way_s, 1.0e-6, 1e-15);
+  const double between = between_ci95_pct({1.0e-6, 1.1e-6, 0.9e-6});
+  EXPECT_NEAR(between, 4.303 * 0.1 / std::sqrt(3.0) * 100, 0.1);  // t(2) = 4.303
+  EXPECT_NEAR(f.ci95_pct, between, 1e-9);
+  // A floor is added in quadrature.
+  EXPECT_NEAR(combine(visits, 5).ci95_pct, std::hypot(between, 5.0), 1e-9);
+  EXPECT_EQ(combine(visits, 5).floor_pct, 5);
+}
+
+TEST(Combine, AFailedVisitFailsTheFigure) {
+  std::vector<VisitRecord> visits = {measured(1e-6, 10, {1e-6, 1e-6})};
+  VisitRecord bad;
+  bad.visit.fail("mpi_host/mode:pingpong/bytes:8: rank 1: validation: 1 of 8 bytes differ");
+  visits.push_back(bad);
+  visits.push_back(measured(1e-6, 10, {1e-6, 1e-6}));
+  EXPECT_EQ(combine(visits, 0).error,
+            "mpi_host/mode:pingpong/bytes:8: rank 1: validation: 1 of 8 bytes differ");
+  EXPECT_FALSE(combine({}, 0).error.empty());  // nothing measured is no figure
+}
+
+TEST(Combine, AStatedIntervalIsAlwaysFinite) {
+  // JSON has no infinity: a lone visit of one sample states 100%.
+  const Figure f = combine({measured(1e-6, 1, {1e-6})}, 0);
+  EXPECT_TRUE(std::isfinite(f.ci95_pct));
+  EXPECT_EQ(f.ci95_pct, 100);
+}
+
+}  // namespace
+}  // namespace xfer
