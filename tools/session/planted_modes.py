@@ -300,6 +300,10 @@ def modes_section(session, folder):
                     "xferbench_ci95_pct": row["ci95_pct"],
                     "xferbench_messages_per_sample": row["batch"],
                     "xferbench_samples": row["samples"],
+                    "xferbench_slowest_sample_us": row["max_us"],
+                    "xferbench_mean_us": row["latency_us"],
+                    # OSU's window time / 64, as xferbench's time a message is its sample's / 64
+                    "osu_mean_us": size * (2 if osu["test"] == "osu_bibw" else 1) / value,
                     "ratio": row["GB/s"] * 1000 / value,
                 }
         pending = []
@@ -343,6 +347,12 @@ def modes_section(session, folder):
             f"ci95 {[round(e['xferbench_ci95_pct'], 1) for e in entries]}%, messages a sample "
             f"{sorted({int(e['xferbench_messages_per_sample']) for e in entries})}, samples "
             f"{[int(e['xferbench_samples']) for e in entries]}"
+        )
+        print(
+            f"{'':19s}us a message (window time / messages a window): OSU's mean "
+            f"{[round(e['osu_mean_us'], 3) for e in entries]}; xferbench's mean "
+            f"{[round(e['xferbench_mean_us'], 3) for e in entries]}, slowest "
+            f"sample {[round(e['xferbench_slowest_sample_us'], 3) for e in entries]}"
         )
     return out
 
