@@ -37,6 +37,7 @@ OPENMPI_MCA = {
     "mpi_yield_when_idle": "1",
 }
 FIRST_ROW_TIMEOUT = 60  # seconds from launch to the first finished row, before a fault
+LINK_UP_TIMEOUT = 10  # seconds a cable plugged back in may take to carry again
 # Our namespaces, xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">, and folders.
 _OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
 _beds_made = 0
@@ -239,7 +240,24 @@ class Testbed:
         _ip("-n", self.switch, "link", "set", host, "down")
 
     def link_up(self, host):
+        """Plugs `host` back in, waits until both ends of its cable have the carrier, then makes
+        every host forget the neighbours it failed to reach meanwhile: a FAILED entry makes the
+        next connect() fail at once (EHOSTUNREACH), and the next launch with it."""
         _ip("-n", self.switch, "link", "set", host, "up")
+        deadline = time.monotonic() + LINK_UP_TIMEOUT
+        while not self._carrier(host):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{host}'s link had no carrier {LINK_UP_TIMEOUT} s after up")
+            time.sleep(0.05)
+        for h in self.hosts:
+            _ip("-n", self.prefix + h, "neigh", "flush", "all", check=False)
+
+    def _carrier(self, host):
+        ends = (
+            json.loads(_ip("-n", self.switch, "-j", "link", "show", host))[0],
+            json.loads(_ip("-n", self.prefix + host, "-j", "link", "show", "eth0"))[0],
+        )
+        return all("LOWER_UP" in end.get("flags", []) for end in ends)
 
     def kill(self, host, program=None):
         """SIGKILL to the processes on `host` (only those running `program`, if given); returns
