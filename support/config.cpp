@@ -150,6 +150,16 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.window = parse_int(f, v, 1, 4096, "a whole number from 1 to 4096");
        }},
+      {"xfer_ack", "XFER_ACK", "host|buffers",
+       "where mode:stream's acknowledgement of a window travels, for mpi_host and "
+       "mpi_cuda_aware: host (default: a host word, so a window times its messages) or buffers "
+       "(the message buffers, as osu_bw: on device buffers every window then also pays a "
+       "CUDA-aware 1-byte message; rows are named .../mode:stream/ack:buffers)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         if (v != "host" && v != "buffers")
+           throw UsageError(f + "='" + v + "': expected host or buffers");
+         c.ack_in_buffers = v == "buffers";
+       }},
       {"xfer_gpu_map", "XFER_GPU_MAP", "G[,G...]",
        "GPU of each node-local rank, in order (default: node-local rank % visible GPUs)",
        [](Config& c, const std::string& f, const std::string& v) {
@@ -337,7 +347,7 @@ std::string settings_fingerprint(const CommandLine& cl) {
       << c.test_corrupt << '@' << c.test_corrupt_round << ' ' << c.test_noise_pct << '\n'
       << c.precision.target_pct << ' ' << c.precision.max_time_s << ' ' << c.precision.min_time_s
       << ' ' << c.precision.min_messages << '\n'
-      << c.pairs << ' ' << c.window << ' ';
+      << c.pairs << ' ' << c.window << ' ' << c.ack_in_buffers << ' ';
   for (const auto& m : c.modes) out << m << ',';
   for (const int g : c.gpu_map) out << g << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;

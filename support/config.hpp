@@ -39,6 +39,7 @@ struct Config {
   std::string pairs = "0:1";     // --xfer_pairs as given; resolved against the world size into
   RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
   int window = 64;               // messages in flight in mode:stream and mode:bidir
+  bool ack_in_buffers = false;   // --xfer_ack=buffers: MPI stream acks travel in the buffers
   std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
   bool modes_given = false;  // --xfer_modes was set: a filter cannot add modes (selection.hpp)
   int visits = 3;            // visits per row (--xfer_visits; runner.hpp)

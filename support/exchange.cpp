@@ -32,8 +32,11 @@ std::string with_pairs(const std::string& family, const Config& config) {
   return pairs > 1 ? family + "/pairs:" + std::to_string(pairs) : family;
 }
 
-std::string exchange_family(const std::string& path, Mode mode, const Config& config) {
-  return with_pairs(path + "/mode:" + mode_name(mode), config);
+std::string exchange_family(const std::string& path, Mode mode, const Config& config,
+                            bool mpi_acks) {
+  const bool ack_in_buffers = mpi_acks && mode == Mode::Stream && config.ack_in_buffers;
+  return with_pairs(path + "/mode:" + mode_name(mode) + (ack_in_buffers ? "/ack:buffers" : ""),
+                    config);
 }
 
 namespace {
@@ -111,8 +114,9 @@ std::uint64_t slot_seed(std::uint64_t row_seed, int slot, bool from_leader) {
   return mix64(row_seed ^ (static_cast<std::uint64_t>(slot) << 1 | (from_leader ? 0 : 1)));
 }
 
-MpiExchange::MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base)
-    : world_(world), role_(role), message_(bytes), tag_(tag_base) {}
+MpiExchange::MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base,
+                         bool ack_in_buffers)
+    : world_(world), role_(role), message_(bytes), tag_(tag_base), ack_in_buffers_(ack_in_buffers) {}
 
 void MpiExchange::round_trip(const SlotView& send, const SlotView& recv) {
   const MPI_Comm comm = world_.comm();
@@ -141,10 +145,20 @@ void MpiExchange::stream(const SlotView& send, const SlotView& recv, int window)
                                comm, &requests_[static_cast<std::size_t>(i)]));
   }
   XFER_MPI_CHECK(MPI_Waitall(window, requests_.data(), MPI_STATUSES_IGNORE));
-  if (role_.leader)
+  if (ack_in_buffers_) {
+    // osu_bw's acknowledgement: one byte between the buffers themselves (device memory on
+    // device rows). The peer sends the first byte it received, so the leader's first send slot,
+    // where it lands, keeps its pattern (and a corrupted byte still reaches validation).
+    if (role_.leader)
+      XFER_MPI_CHECK(
+          MPI_Recv(send.at(0), 1, MPI_BYTE, role_.peer, tag_ + 1, comm, MPI_STATUS_IGNORE));
+    else
+      XFER_MPI_CHECK(MPI_Send(recv.at(0), 1, MPI_BYTE, role_.peer, tag_ + 1, comm));
+  } else if (role_.leader) {
     XFER_MPI_CHECK(MPI_Recv(ack_, 4, MPI_BYTE, role_.peer, tag_ + 1, comm, MPI_STATUS_IGNORE));
-  else
+  } else {
     XFER_MPI_CHECK(MPI_Send(ack_, 4, MPI_BYTE, role_.peer, tag_ + 1, comm));
+  }
 }
 
 void MpiExchange::bidir(const SlotView& send, const SlotView& recv, int window) {

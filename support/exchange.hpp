@@ -35,8 +35,10 @@ int directions(Mode mode);         // 2 for bidir
 
 // `family` with "/pairs:N" appended when several pairs run at once.
 std::string with_pairs(const std::string& family, const Config& config);
-// "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once.
-std::string exchange_family(const std::string& path, Mode mode, const Config& config);
+// "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once. `mpi_acks`: the path
+// streams through MpiExchange, whose stream rows end in "/ack:buffers" under --xfer_ack=buffers.
+std::string exchange_family(const std::string& path, Mode mode, const Config& config,
+                            bool mpi_acks = false);
 
 // The most bytes a window keeps in flight: 4 GiB, so a window stays --xfer_window messages
 // deep up to 64 MiB messages, as osu_bw's. Depth matters on host memory too: capped at 64 MiB,
@@ -109,7 +111,10 @@ class HostSlots {
 
 class MpiExchange {
  public:
-  MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base);
+  // `ack_in_buffers` (--xfer_ack=buffers): stream's acknowledgement is one byte through the
+  // message buffers, as osu_bw's, instead of a host word.
+  MpiExchange(const World& world, const PairRole& role, std::size_t bytes, int tag_base,
+              bool ack_in_buffers = false);
 
   // One round trip: the leader sends send.at(0) and receives the echo into recv.at(0); its
   // peer receives into recv.at(0) and sends that same buffer back.
@@ -126,6 +131,7 @@ class MpiExchange {
   PairRole role_;
   MessageType message_;
   int tag_;
+  bool ack_in_buffers_;
   std::vector<MPI_Request> requests_;
   char ack_[4] = {};
 };

@@ -57,6 +57,7 @@ struct Failure {
 
 bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step) {
+  const double start = MPI_Wtime();
   Failure failure;
   try {
     step();
@@ -64,6 +65,8 @@ bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
     failure = Failure(h, e, std::string(what) + ": ");
   }
   const std::string first = failure.first(h);
+  const std::string step_name = what;
+  if (step_name == "poison" || step_name == "validate") visit.check_s += MPI_Wtime() - start;
   if (first.empty()) return true;
   visit.fail(labelled(row, first));
   return false;

@@ -68,6 +68,8 @@ class Visit {
   int pairs() const { return pairs_; }
 
   double setup_s = 0;  // allocation, fill and warm-up (set_up)
+  double warm_s = 0;   // the warm-up alone (part of setup_s)
+  double check_s = 0;  // poisoning what is received and validating it
 
  private:
   std::string error_;
@@ -191,7 +193,9 @@ std::unique_ptr<T> set_up(Visit& visit, const Harness& h, const Row& row,
   const double start = MPI_Wtime();
   std::unique_ptr<T> made;
   if (!all_ok(visit, h, row, "setup", [&] { made = make(); })) return nullptr;
+  const double warm_start = MPI_Wtime();
   if (!all_ok(visit, h, row, "warm-up", [&] { warm_up(*made); })) return nullptr;
+  visit.warm_s = MPI_Wtime() - warm_start;
   visit.setup_s = MPI_Wtime() - start;
   return made;
 }

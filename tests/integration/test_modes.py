@@ -76,6 +76,25 @@ class Modes(unittest.TestCase):
                 for row in rows(doc):
                     self.assertFalse(failed(row), message(row))
 
+    def test_acks_in_the_buffers_name_their_stream_rows_and_still_validate(self):
+        # --xfer_ack=buffers: osu_bw's acknowledgement, through the message buffers. Only the
+        # stream rows change (and say so in their name); a corrupted byte is still caught.
+        args = ["--xfer_sizes=1,4K", "--xfer_modes=all", "--xfer_window=8", "--xfer_ack=buffers"]
+        proc, doc = launch_json(2, args + ["--xfer_max_time=0.05"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(
+            sorted({name.rsplit("/bytes:", 1)[0] for name in by_name(doc)}),
+            ["mpi_host/mode:bidir", "mpi_host/mode:pingpong", "mpi_host/mode:stream/ack:buffers"],
+        )
+        for row in rows(doc):
+            self.assertFalse(failed(row), message(row))
+        proc, doc = launch_json(
+            2, args + ["--xfer_max_time=0.05", "--xfer_modes=stream", "--xfer_test_corrupt=mpi_host"]
+        )
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        row = by_name(doc)["mpi_host/mode:stream/ack:buffers/bytes:4096/manual_time"]
+        self.assertIn("validation: 1 of 4096 bytes differ", message(row))
+
     def test_a_corrupted_byte_in_a_window_names_its_slot(self):
         proc, doc = launch_json(
             2,
@@ -141,6 +160,7 @@ class Pairs(unittest.TestCase):
             ("--xfer_modes=sideways", "unknown mode 'sideways'"),
             ("--xfer_window=0", "--xfer_window='0'"),
             ("--xfer_gpu_map=a", "--xfer_gpu_map='a'"),
+            ("--xfer_ack=device", "--xfer_ack='device': expected host or buffers"),
         ):
             with self.subTest(flag=flag):
                 proc = launch(2, ["--xfer_sizes=8", flag], timeout=120)
