@@ -154,6 +154,7 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   }
   xfer::arm_fail_point(config.test_fail, world.rank());
   xfer::set_host_page_policy(xfer::parse_page_policy("--xfer_test_host_pages", config.test_host_pages));
+  xfer::set_largest_block(*std::max_element(config.sizes.begin(), config.sizes.end()));
   if (!config.test_rank_dump.empty()) {  // start each rank's dump afresh
     std::remove((config.test_rank_dump + "/rank" + std::to_string(world.rank()) + ".txt").c_str());
   }

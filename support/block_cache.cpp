@@ -27,6 +27,17 @@ void release_kept_blocks() {
   for (BlockCache* cache : caches()) cache->clear();
 }
 
+namespace {
+std::size_t g_largest_block = 0;
+}
+
+void set_largest_block(std::size_t bytes) { g_largest_block = bytes; }
+
+std::size_t block_size_for(std::size_t bytes) {
+  constexpr std::size_t kBig = std::size_t{64} << 20;
+  return bytes > kBig ? std::max(bytes, g_largest_block) : bytes;
+}
+
 void* BlockCache::take(std::size_t bytes, std::size_t* size) {
   std::vector<Block> to_free;
   void* found = nullptr;

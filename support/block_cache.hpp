@@ -42,4 +42,12 @@ class BlockCache {
 // Frees the blocks every cache keeps: call it before MPI and CUDA go away.
 void release_kept_blocks();
 
+// How big a block to allocate for a request of `bytes` that no kept block fits: above 64 MiB,
+// the run's largest message (set_largest_block), so that a block kept from any big visit fits
+// every later one. In a shuffled run big rows of different sizes come in any order, and
+// allocating to size made a process allocate (and pin, or fault in) afresh most times a larger
+// row came: 3-4 s of every job of the default run on the H200 VM went to it.
+std::size_t block_size_for(std::size_t bytes);
+void set_largest_block(std::size_t bytes);  // the run's largest message (0: no rounding)
+
 }  // namespace xfer

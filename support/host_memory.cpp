@@ -45,7 +45,10 @@ HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh
   const bool huge = g_policy == PagePolicy::Huge ||
                     (g_policy == PagePolicy::Default && bytes >= kHugePage);
   const std::size_t align = huge ? kHugePage : kPage;
-  const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+  const auto aligned = [align](std::size_t n) {
+    return std::max<std::size_t>(align, (n + align - 1) / align * align);
+  };
+  std::size_t size = aligned(bytes);
   if (fresh) *fresh = true;
   std::size_t kept_size = 0;
   if (keep) {
@@ -53,8 +56,11 @@ HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh
       if (fresh) *fresh = false;
       return HostPages(static_cast<char*>(p), FreeHost{kept_size, true});
     }
+    size = aligned(block_size_for(bytes));
   }
-  if (void* p = std::aligned_alloc(align, size)) {
+  void* p = std::aligned_alloc(align, size);
+  if (!p && size > aligned(bytes)) p = std::aligned_alloc(align, size = aligned(bytes));
+  if (p) {
     if (huge) madvise(p, size, MADV_HUGEPAGE);
     if (g_policy == PagePolicy::NoHuge) madvise(p, size, MADV_NOHUGEPAGE);
     if (g_policy == PagePolicy::Locked) mlock(p, size);

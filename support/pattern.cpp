@@ -1,5 +1,7 @@
 #include "pattern.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -14,9 +16,19 @@ namespace {
 // run fills and checks hundreds of them, and one core fills a GiB in a quarter of a second.
 constexpr std::size_t kParallelBytes = std::size_t{16} << 20;
 
+// The cores this process may run on: a rank that its launcher bound to one core gets no help
+// from more threads (they would only take turns on that core).
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 unsigned threads_for(std::size_t bytes) {
   if (bytes < kParallelBytes) return 1;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  static const unsigned cores = usable_cores();
   return std::clamp(cores / 2, 1u, 8u);  // leave cores to the other ranks of the node
 }
 

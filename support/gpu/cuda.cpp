@@ -102,9 +102,16 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
     : size_(bytes), keep_(flags == cudaHostAllocDefault && !detail::fail_point_armed) {
   if (bytes == 0) return;
   if (keep_ && (data_ = kept_pinned().take(bytes, &block_))) return;
+  std::size_t block = keep_ ? block_size_for(bytes) : bytes;
+  // A rounded-up block the system refuses is asked for again at the size the visit needs.
+  if (block > bytes && cudaHostAlloc(&data_, block, flags | cudaHostAllocPortable) == cudaSuccess) {
+    block_ = block;
+    return;
+  }
+  block = bytes;
   try {
-    XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
-    block_ = bytes;
+    XFER_CUDA_CHECK(cudaHostAlloc(&data_, block, flags | cudaHostAllocPortable));
+    block_ = block;
   } catch (const Error& e) {
     data_ = nullptr;
     throw Error("cannot allocate " + format_size(bytes) + " of pinned host memory: " + e.what());

@@ -91,5 +91,24 @@ TEST_F(BlockCacheTest, ReleaseAndDestructionFreeWhatIsKept) {
   EXPECT_EQ(g_freed.size(), 3u);
 }
 
+TEST_F(BlockCacheTest, BigBlocksAreMadeAtTheRunsLargestSizeSoEveryLaterBigVisitFits) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  set_largest_block(1024 * MiB);
+  EXPECT_EQ(block_size_for(4096), 4096u);            // small: as asked
+  EXPECT_EQ(block_size_for(64 * MiB), 64 * MiB);     // up to 64 MiB: as asked
+  EXPECT_EQ(block_size_for(128 * MiB), 1024 * MiB);  // above: the largest message
+  EXPECT_EQ(block_size_for(2048 * MiB), 2048 * MiB); // never smaller than asked
+  // A block made for a 128 MiB visit is then taken by a 1 GiB one.
+  BlockCache cache(record_free, 4);
+  cache.give(block(1), block_size_for(128 * MiB));
+  std::size_t size = 0;
+  void* p = cache.take(1024 * MiB, &size);
+  EXPECT_NE(p, nullptr);
+  EXPECT_EQ(size, 1024 * MiB);
+  std::free(p);
+  set_largest_block(0);
+  EXPECT_EQ(block_size_for(128 * MiB), 128 * MiB);  // no run's size known: as asked
+}
+
 }  // namespace
 }  // namespace xfer
