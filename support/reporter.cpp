@@ -228,9 +228,15 @@ void RankZeroReporter::stop_early(const std::string& reason) {
 }
 
 void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& reason) {
-  // Never lose a measurement: after every row the file holds every row so far, marked
-  // incomplete, so an interrupted or failed run still leaves a valid document behind.
+  // An interrupted or failed run still leaves a valid document behind, marked incomplete: a run
+  // stopped early (a signal, a failed rank) writes every row; only a rank 0 killed outright
+  // loses the rows of its last second, and the note it leaves counts what the file holds.
   rows_written_ += more_rows;
+  const auto now = std::chrono::steady_clock::now();
+  if (reason.empty() && rows_written_ > more_rows &&
+      now - last_partial_ < std::chrono::seconds(1))
+    return;
+  last_partial_ = now;
   json::Value incomplete = json::Value::object();
   incomplete.set("reason", !reason.empty()
                                ? reason
