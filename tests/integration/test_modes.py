@@ -89,7 +89,8 @@ class Modes(unittest.TestCase):
         for row in rows(doc):
             self.assertFalse(failed(row), message(row))
         proc, doc = launch_json(
-            2, args + ["--xfer_max_time=0.05", "--xfer_modes=stream", "--xfer_test_corrupt=mpi_host"]
+            2,
+            args + ["--xfer_max_time=0.05", "--xfer_modes=stream", "--xfer_test_corrupt=mpi_host"],
         )
         self.assertEqual(proc.returncode, 1, proc.stderr)
         row = by_name(doc)["mpi_host/mode:stream/ack:buffers/bytes:4096/manual_time"]

@@ -62,7 +62,9 @@ def documents(session):
 def osu_figures(log):
     """{(test, size): [figure per round]} from "$ ... osu_X -d cuda -m S:S ..." blocks."""
     figures = collections.defaultdict(list)
-    pattern = re.compile(r"\$ \S+ -np 2 \S+/(osu_\w+) -d cuda -m (\d+):\d+[^\n]*\n(.*?)\(exit", re.S)
+    pattern = re.compile(
+        r"\$ \S+ -np 2 \S+/(osu_\w+) -d cuda -m (\d+):\d+[^\n]*\n(.*?)\(exit", re.S
+    )
     for m in pattern.finditer(log):
         test, size = m.group(1), int(m.group(2))
         for line in m.group(3).splitlines():
