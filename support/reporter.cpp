@@ -229,8 +229,9 @@ void RankZeroReporter::stop_early(const std::string& reason) {
 
 void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& reason) {
   // An interrupted or failed run still leaves a valid document behind, marked incomplete: a run
-  // stopped early (a signal, a failed rank) writes every row; only a rank 0 killed outright
-  // loses the rows of its last second, and the note it leaves counts what the file holds.
+  // that stops itself early (a rank failed) writes every row; a signal, the watchdog or a kill
+  // leaves the last rewrite, at most a second behind, and the note printed then counts what the
+  // file holds.
   rows_written_ += more_rows;
   const auto now = std::chrono::steady_clock::now();
   if (reason.empty() && rows_written_ > more_rows &&
