@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 #include <thread>
 
 #include "error.hpp"
@@ -65,7 +66,7 @@ bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
     failure = Failure(h, e, std::string(what) + ": ");
   }
   const std::string first = failure.first(h);
-  const std::string step_name = what;
+  const std::string_view step_name = what;
   if (step_name == "poison" || step_name == "validate") visit.check_s += MPI_Wtime() - start;
   if (first.empty()) return true;
   visit.fail(labelled(row, first));

@@ -21,25 +21,17 @@ import argparse
 import collections
 import io
 import json
-import lzma
-import math
 import os
 import re
 import statistics
 import sys
 import tarfile
 
+import peer_ratios  # this folder's: how session.log holds commands and OSU's figures
+import rerun_targets
+
 SIZES = (1048576, 16777216, 268435456)
 WINDOW_IN_FLIGHT = 4 << 30  # support/exchange.hpp: kWindowInFlight
-
-
-def read_text(session, name):
-    path = os.path.join(session, name)
-    if os.path.exists(path):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    with lzma.open(path + ".xz", "rt", encoding="utf-8", errors="replace") as f:
-        return f.read()
 
 
 def documents(session):
@@ -60,24 +52,20 @@ def documents(session):
 
 
 def osu_figures(log):
-    """{(test, size): [figure per round]} from "$ ... osu_X -d cuda -m S:S ..." blocks."""
+    """{(test, size): [figure per round]} of the OSU runs on device buffers (D D), in log order."""
     figures = collections.defaultdict(list)
-    pattern = re.compile(
-        r"\$ \S+ -np 2 \S+/(osu_\w+) -d cuda -m (\d+):\d+[^\n]*\n(.*?)\(exit", re.S
-    )
-    for m in pattern.finditer(log):
-        test, size = m.group(1), int(m.group(2))
-        for line in m.group(3).splitlines():
-            fields = line.split()
-            if len(fields) == 2 and fields[0] == str(size):
-                figures[(test, size)].append(float(fields[1]))
+    for command, output in peer_ratios.blocks(log):
+        run = peer_ratios.osu_run(command, output)
+        if run and run["buffers"] == "D":
+            for size, value in run["values"].items():
+                figures[(run["test"], size)].append(value)
     return figures
 
 
 def spread_pct(values):
-    if len(values) < 2:
-        return float("nan")
-    return 100 * statistics.stdev(math.log(v) for v in values)
+    """sd of log over the rounds, in percent (nan below 2 rounds)."""
+    spread = rerun_targets.sd_pct(values)
+    return float("nan") if spread is None else spread
 
 
 def stream_gbps(document, size):
@@ -88,7 +76,7 @@ def stream_gbps(document, size):
 
 
 def ack(session, docs, out):
-    log = read_text(session, "session.log")
+    log = rerun_targets.read_log(session)
     osu = osu_figures(log)
     rounds = sorted(
         int(m.group(1)) for m in (re.match(r"ack-host-(\d+)\.json", n) for n in docs) if m
