@@ -2,7 +2,7 @@
 // every copy takes when the GPUs cannot reach each other (and what MPI does for device data
 // when it is not CUDA-aware).
 //
-//   host:pinned      page-locked host buffer (cudaHostAlloc): true asynchronous DMA
+//   host:pinned      page-locked host buffer (cudaHostRegister): true asynchronous DMA
 //   host:pageable    ordinary malloc'ed buffer: the driver copies through its own pinned
 //                    buffers and the calls block the host
 //   mode:sequential  the whole message to the host, then the whole message to GPU b
@@ -28,6 +28,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/stream_hold.hpp"
 #include "paths.hpp"
+#include "pattern.hpp"
 
 namespace xfer {
 namespace {
@@ -75,12 +76,11 @@ class StagedCopy {
     stream_a_.synchronize();
   }
 
-  // Poisons GPU b's buffer, and the host buffer with it: an upload that ran ahead of its
-  // download would deliver poison, not a stale copy of the right data.
+  // Poisons GPU b's buffer, and the host buffer too: an upload that ran ahead of its download
+  // would deliver poison, not a stale copy of the right data.
   void poison() {
     gpu::poison_device(dst_.data(), bytes_, seed_, stream_b_.get());
-    XFER_CUDA_CHECK(
-        cudaMemcpyAsync(host_, dst_.data(), bytes_, cudaMemcpyDeviceToHost, stream_b_.get()));
+    fill_bytes(host_, bytes_, 0xA5);
     stream_b_.synchronize();
   }
 

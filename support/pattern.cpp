@@ -32,18 +32,18 @@ unsigned threads_for(std::size_t bytes) {
   return std::clamp(cores / 2, 1u, 8u);  // leave cores to the other ranks of the node
 }
 
-// Runs part(begin_word, end_word) over the buffer's whole words, split across threads.
+// Runs part(begin, end, thread) over [0, count) (whole words, or bytes), split across threads.
 template <class Part>
-void over_words(std::size_t words, unsigned threads, const Part& part) {
+void over_words(std::size_t count, unsigned threads, const Part& part) {
   if (threads <= 1) {
-    part(0, words, 0);
+    part(0, count, 0);
     return;
   }
   std::vector<std::thread> pool;
-  const std::size_t per = (words + threads - 1) / threads;
+  const std::size_t per = (count + threads - 1) / threads;
   for (unsigned t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(words, t * per);
-    const std::size_t end = std::min(words, begin + per);
+    const std::size_t begin = std::min(count, t * per);
+    const std::size_t end = std::min(count, begin + per);
     pool.emplace_back([&part, begin, end, t] { part(begin, end, t); });
   }
   for (auto& thread : pool) thread.join();
@@ -93,6 +93,13 @@ void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed, unsigned th
   over_words(words, threads > 0 ? threads : threads_for(bytes),
              [&](std::size_t begin, std::size_t end, unsigned) { fill_words(out, begin, end, seed); });
   for (std::size_t i = 8 * words; i < bytes; ++i) out[i] = pattern_byte(seed, i);
+}
+
+void fill_bytes(void* data, std::size_t bytes, unsigned char value) {
+  auto* out = static_cast<unsigned char*>(data);
+  over_words(bytes, threads_for(bytes), [&](std::size_t begin, std::size_t end, unsigned) {
+    std::memset(out + begin, value, end - begin);
+  });
 }
 
 Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed,

@@ -54,6 +54,10 @@ void fill_pattern(void* data, std::size_t bytes, std::uint64_t seed, unsigned th
 Mismatch find_mismatches(const void* data, std::size_t bytes, std::uint64_t seed,
                          unsigned threads);
 
+// memset with as many threads as fill_pattern takes: the first touch of fresh host pages, and
+// poison where any constant will do.
+void fill_bytes(void* data, std::size_t bytes, unsigned char value);
+
 // "validation: 3 of 1048576 bytes differ, first at offset 17 (expected 0x3a, found 0x00)"
 std::string describe(const Mismatch& m, std::size_t bytes);
 

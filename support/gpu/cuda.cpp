@@ -1,11 +1,14 @@
 #include "cuda.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 
 #include "../block_cache.hpp"
 #include "../failpoint.hpp"
 #include "../host_memory.hpp"
+#include "../pattern.hpp"
 #include "../sizes.hpp"
 
 namespace xfer::gpu {
@@ -50,7 +53,8 @@ cudaError_t injected_error(const char* call) {
     return launch_trap();
   }
   const std::string name(call);
-  if (name.rfind("cudaMalloc", 0) == 0 || name.rfind("cudaHostAlloc", 0) == 0)
+  if (name.rfind("cudaMalloc", 0) == 0 || name.rfind("cudaHostAlloc", 0) == 0 ||
+      name.rfind("cudaHostRegister", 0) == 0)
     return cudaErrorMemoryAllocation;
   if (name.rfind("cudaSetDevice", 0) == 0) return cudaErrorDevicesUnavailable;
   return cudaErrorInvalidValue;
@@ -92,26 +96,62 @@ void DeviceBuffer::reset() noexcept {
 }
 
 namespace {
+// Page-locked memory is made as ordinary memory in transparent huge pages (2 MiB aligned),
+// touched by several threads and then registered with the driver: about 60 ms a GiB on the
+// H100 VM, where cudaHostAlloc took 380-480 ms and cudaFreeHost 100-130 ms; copies run at the
+// same 55 GB/s from either (docs/results/2026-11-25-h100-time). nullptr (nothing held) if the
+// system refuses the memory; a refused registration throws, as any CUDA call does.
+void* pin_new(std::size_t bytes) {
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, size);
+  if (!p) return nullptr;
+  madvise(p, size, MADV_HUGEPAGE);
+  fill_bytes(p, size, 0);  // the first touch, in parallel: the driver would fault pages one by one
+  try {
+    XFER_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+  } catch (...) {
+    std::free(p);
+    throw;
+  }
+  return p;
+}
+
+void unpin(void* p) {
+  cudaHostUnregister(p);
+  std::free(p);
+}
+
 BlockCache& kept_pinned() {
-  static BlockCache cache([](void* p) { cudaFreeHost(p); }, 4);
+  static BlockCache cache(unpin, 4);
   return cache;
 }
 }  // namespace
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
-    : size_(bytes), keep_(flags == cudaHostAllocDefault && !detail::fail_point_armed) {
+    : size_(bytes),
+      registered_(flags == cudaHostAllocDefault),
+      keep_(registered_ && !detail::fail_point_armed) {
   if (bytes == 0) return;
   if (keep_ && (data_ = kept_pinned().take(bytes, &block_))) return;
-  std::size_t block = keep_ ? block_size_for(bytes) : bytes;
-  // A rounded-up block the system refuses is asked for again at the size the visit needs.
-  if (block > bytes && cudaHostAlloc(&data_, block, flags | cudaHostAllocPortable) == cudaSuccess) {
-    block_ = block;
-    return;
-  }
-  block = bytes;
   try {
-    XFER_CUDA_CHECK(cudaHostAlloc(&data_, block, flags | cudaHostAllocPortable));
-    block_ = block;
+    if (!registered_) {  // mapped or write-combined memory only cudaHostAlloc makes
+      XFER_CUDA_CHECK(cudaHostAlloc(&data_, bytes, flags | cudaHostAllocPortable));
+      block_ = bytes;
+      return;
+    }
+    // A rounded-up block the system refuses is asked for again at the size the visit needs.
+    const std::size_t block = keep_ ? block_size_for(bytes) : bytes;
+    if (block > bytes) {
+      try {
+        data_ = pin_new(block);
+      } catch (const Error&) {
+        data_ = nullptr;
+      }
+    }
+    block_ = data_ ? block : bytes;
+    if (!data_) data_ = pin_new(bytes);
+    if (!data_) throw Error("the system refused the memory: out of memory, or a limit such as ulimit -v");
   } catch (const Error& e) {
     data_ = nullptr;
     throw Error("cannot allocate " + format_size(bytes) + " of pinned host memory: " + e.what());
@@ -121,6 +161,8 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
 void PinnedBuffer::reset() noexcept {
   if (data_ && keep_)
     kept_pinned().give(data_, block_);
+  else if (data_ && registered_)
+    unpin(data_);
   else if (data_)
     cudaFreeHost(data_);
   data_ = nullptr;
@@ -132,7 +174,7 @@ PageableBuffer::PageableBuffer(std::size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
   bool fresh = true;
   pages_ = allocate_pages(bytes, "pageable host memory", &fresh);
-  if (fresh) std::memset(pages_.get(), 0, bytes);
+  if (fresh) fill_bytes(pages_.get(), bytes, 0);
 }
 
 Stream::Stream(int device) : device_(device) {

@@ -9,7 +9,7 @@
 //                                 ("[GPU 0 -> GPU 1]"), so a failed row names its devices
 //   DeviceGuard g(device)         cudaSetDevice(device); the previous device at scope end
 //   DeviceBuffer(device, bytes)   cudaMalloc on `device`: data(), size(), device()
-//   PinnedBuffer(bytes)           cudaHostAlloc (portable): data(), size()
+//   PinnedBuffer(bytes)           page-locked (cudaHostRegister, portable): data(), size()
 //   PageableBuffer(bytes)         page-aligned malloc, pages touched: data(), size()
 //   Stream(device)                non-blocking stream: get(), device(), synchronize()
 //   Event(device, timing = true)  get(), record(stream), synchronize()
@@ -111,9 +111,10 @@ class DeviceBuffer {
   int device_ = -1;
 };
 
-// Kept for the next visit when freed (block_cache.hpp), unless a fail point is armed (a test
-// that makes cudaHostAlloc fail must see every allocation) or `flags` ask for more than plain
-// pinned memory.
+// Page-locked host memory: ordinary pages registered with cudaHostRegister, or, where `flags`
+// ask for more than plain pinned memory (mapped, write-combined), cudaHostAlloc's. Registered
+// blocks are kept for the next visit when freed (block_cache.hpp), unless a fail point is armed
+// (a test that makes cudaHostRegister fail must see every allocation).
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
@@ -137,11 +138,13 @@ class PinnedBuffer {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
     std::swap(block_, other.block_);
+    std::swap(registered_, other.registered_);
     std::swap(keep_, other.keep_);
   }
   void* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t block_ = 0;  // what was allocated (a kept block may be larger than size_)
+  bool registered_ = false;  // cudaHostRegister'ed (else cudaHostAlloc'ed)
   bool keep_ = false;
 };
 

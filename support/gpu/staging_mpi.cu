@@ -1,7 +1,7 @@
 #include <algorithm>
-#include <cstring>
 
 #include "../error.hpp"
+#include "../pattern.hpp"
 #include "staging_mpi.hpp"
 
 namespace xfer::gpu {
@@ -27,7 +27,7 @@ StagingPipe::StagingPipe(int device, std::size_t bytes, std::size_t chunk, std::
   for (std::size_t i = 0; i < slots; ++i) events_.emplace_back(device, /*timing=*/false);
 }
 
-void StagingPipe::poison() { std::memset(pinned_.data(), 0xA5, slots_ * stride_); }
+void StagingPipe::poison() { fill_bytes(pinned_.data(), slots_ * stride_, 0xA5); }
 
 void StagingPipe::begin(const SlotView& messages, std::int64_t count, int peer, int tag,
                         MPI_Comm comm) {
@@ -155,8 +155,8 @@ void MpiStaging::poison() {
   if (recv_pipe_) {
     recv_pipe_->poison();
   } else if (bytes_ > 0) {
-    std::memset(host_ == HostMemory::Pinned ? pinned_recv_.data() : pageable_recv_.data(), 0xA5,
-                bytes_);
+    fill_bytes(host_ == HostMemory::Pinned ? pinned_recv_.data() : pageable_recv_.data(), bytes_,
+               0xA5);
   }
 }
 
