@@ -45,8 +45,8 @@ void exchange_row_via(
 
   auto b = set_up<Slots>(
       visit, h, row, [&] { return make(traffic_of(mode, role), slots); },
-      [&](Slots& made) {
-        for (int i = 0; i < warmup_for(h.config, row); ++i) one_sample(made);
+      [&](Slots& made, int messages) {
+        for (int i = 0; i < messages; ++i) one_sample(made);
         exchange_of(made).complete();
       });
   if (!b) return;

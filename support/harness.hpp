@@ -37,7 +37,7 @@ struct Row {
   Precision precision;  // this visit's share of the row's --xfer_max_time and minimums
   std::int64_t messages = 0;  // messages to time: the row's first visit decides (0: this is it)
   double test_scale = 1;      // test only: the timing ranks' clocks run this many times long
-  bool warm_large = true;     // a row above 64 MiB warms up (warmup_for)
+  bool warm_large = true;     // a row above 64 MiB warms up (warmup_for): its family is new here
   int round = 0;              // the visit's round in the run's schedule (runner.hpp)
 };
 
@@ -69,6 +69,7 @@ class Visit {
 
   double setup_s = 0;  // allocation, fill and warm-up (set_up)
   double warm_s = 0;   // the warm-up alone (part of setup_s)
+  int warm_messages = 0;  // warm-up messages (or copies) it sent: warmup_for
   double check_s = 0;  // poisoning what is received and validating it
 
  private:
@@ -136,13 +137,13 @@ bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step);
 
 // The visit's resources, made afresh: `make` allocates and fills on every rank (ranks that take
-// no part may return an empty object, never nullptr), then, once every rank has them, `warm_up`
-// runs on every rank. They live as long as the pointer the caller holds: one visit. nullptr,
+// no part may return an empty object, never nullptr), then, once every rank has them,
+// `warm_up(made, messages)` runs on every rank with warmup_for's count. They live as long as the pointer the caller holds: one visit. nullptr,
 // with the visit failed on every rank, if any rank's step threw.
 template <class T>
 std::unique_ptr<T> set_up(Visit& visit, const Harness& h, const Row& row,
                           const std::function<std::unique_ptr<T>()>& make,
-                          const std::function<void(T&)>& warm_up);
+                          const std::function<void(T&, int messages)>& warm_up);
 
 // Messages per clock reading for ping-pong paths: tiny messages are timed in batches so the
 // clock and the per-batch agreement stay negligible; large ones one at a time.
@@ -150,9 +151,10 @@ std::int64_t batch_for(std::uint64_t bytes);
 
 // Warm-up messages before a visit's timed loop: --xfer_warmup, but no more than 64 MiB worth
 // (at least one), so a 1 GiB row warms up with one message instead of five; and a row above
-// 64 MiB warms up only where it is the first of its family to run in this process
-// (Row::warm_large): its buffers are touched by the fill and the poison already, and one message
-// of that size costs as much as the timed one.
+// 64 MiB warms up only where no row of its family has run yet in this process (Row::warm_large):
+// its buffers are touched by the fill and the poison already, one message of that size costs as
+// much as the timed one, and on the H100 VM such a message took no longer than the timed ones
+// once the family had run at any size (docs/results/2026-11-25-h100-time).
 int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds
@@ -189,12 +191,14 @@ double random_factor(double percent, std::uint64_t draw);
 template <class T>
 std::unique_ptr<T> set_up(Visit& visit, const Harness& h, const Row& row,
                           const std::function<std::unique_ptr<T>()>& make,
-                          const std::function<void(T&)>& warm_up) {
+                          const std::function<void(T&, int messages)>& warm_up) {
   const double start = MPI_Wtime();
   std::unique_ptr<T> made;
   if (!all_ok(visit, h, row, "setup", [&] { made = make(); })) return nullptr;
   const double warm_start = MPI_Wtime();
-  if (!all_ok(visit, h, row, "warm-up", [&] { warm_up(*made); })) return nullptr;
+  visit.warm_messages = warmup_for(h.config, row);
+  if (!all_ok(visit, h, row, "warm-up", [&] { warm_up(*made, visit.warm_messages); }))
+    return nullptr;
   visit.warm_s = MPI_Wtime() - warm_start;
   visit.setup_s = MPI_Wtime() - start;
   return made;

@@ -84,7 +84,7 @@ class Runner {
   std::unique_ptr<std::regex> slowdown_;  // --xfer_test_slowdown
   double slowdown_pct_ = 0;
   std::string last_row_;
-  std::set<std::string> warmed_;  // families whose rows above 64 MiB have warmed up here
+  std::set<std::string> warmed_;  // families with a row measured in this process (any size)
   std::string stop_reason_;
 };
 

@@ -143,6 +143,7 @@ json::Value visit_json(const VisitRecord& r) {
   out.set("wall_s", r.wall_s);
   out.set("setup_s", r.visit.setup_s);
   out.set("warm_s", r.visit.warm_s);
+  out.set("warm_messages", r.visit.warm_messages);
   out.set("check_s", r.visit.check_s);
   out.set("after", r.after.empty() ? json::Value() : json::Value(r.after));
   if (r.visit.failed()) {

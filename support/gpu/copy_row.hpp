@@ -34,8 +34,8 @@ void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,
         if (mine) with_context(where, [&] { made->emplace(f, row.bytes, row.seed); });
         return made;
       },
-      [&](std::optional<Copy>& made) {
-        if (mine) with_context(where, [&] { made->warm_up(warmup_for(h.config, row)); });
+      [&](std::optional<Copy>& made, int copies) {
+        if (mine) with_context(where, [&] { made->warm_up(copies); });
       });
   if (!copy) return;
 

@@ -2,7 +2,8 @@
 
 What a user relies on: a shift between visits (a neighbour's job, a clock that moved) widens the
 stated interval instead of hiding in it; every rank runs the visits in the same order, however
-slow one of them is; random interleaving shuffles the order but not the document; every visit
+slow one of them is; a row above 64 MiB warms up only where its family is new in the process;
+random interleaving shuffles the order but not the document; every visit
 checks the bytes it moved; --xfer_merge makes one result of separate jobs and refuses files
 that are not jobs of one run; and every result file is strict JSON.
 """
@@ -131,6 +132,39 @@ class SameOrderOnEveryRank(unittest.TestCase):
                     [f"{name} round:{r} repetition:{k}" for _, name, r, k in sorted(visits)],
                     [line.rsplit(" ", 1)[0] for line in order],
                 )
+
+
+class WarmUp(unittest.TestCase):
+    def test_a_big_row_warms_up_only_as_its_familys_first_visit_in_the_process(self):
+        # A message above 64 MiB costs as much to warm up as to time, and once its family has
+        # run here a first one took no longer than the rest: such a row sends warm-up messages
+        # only where no row of its family has run yet in this process. Smaller rows always warm
+        # up, with --xfer_warmup messages but no more than 64 MiB worth.
+        for seed in ("11", "12"):
+            with self.subTest(seed=seed):
+                proc, doc = launch_json(
+                    2,
+                    [
+                        "--xfer_sizes=4K,32MiB,80MiB,96MiB",
+                        "--xfer_max_time=0.01",
+                        f"--xfer_seed={seed}",
+                    ],
+                    timeout=300,
+                )
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                visits = sorted(
+                    (v["at_s"], name, v)
+                    for name, listed in doc["context"]["xferbench"]["visits"].items()
+                    for v in listed
+                )
+                self.assertEqual(len(visits), 12)
+                expected = {"4096": 5, "33554432": 2}
+                for position, (_, name, visit) in enumerate(visits):
+                    size = name.rsplit(":", 1)[1]
+                    if size in expected:
+                        self.assertEqual(visit["warm_messages"], expected[size], name)
+                    else:
+                        self.assertEqual(visit["warm_messages"], 1 if position == 0 else 0, name)
 
 
 class RandomInterleaving(unittest.TestCase):
