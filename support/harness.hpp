@@ -154,7 +154,7 @@ std::int64_t batch_for(std::uint64_t bytes);
 // 64 MiB warms up only where no row of its family has run yet in this process (Row::warm_large):
 // its buffers are touched by the fill and the poison already, one message of that size costs as
 // much as the timed one, and on the H100 VM such a message took no longer than the timed ones
-// once the family had run at any size (docs/results/2026-11-25-h100-time).
+// once the family had run at any size (docs/results/2026-11-24-pinned-and-warm).
 int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds

@@ -99,7 +99,7 @@ namespace {
 // Page-locked memory is made as ordinary memory in transparent huge pages (2 MiB aligned),
 // touched by several threads and then registered with the driver: about 60 ms a GiB on the
 // H100 VM, where cudaHostAlloc took 380-480 ms and cudaFreeHost 100-130 ms; copies run at the
-// same 55 GB/s from either (docs/results/2026-11-25-h100-time). nullptr (nothing held) if the
+// same 55 GB/s from either (docs/results/2026-11-24-pinned-and-warm). nullptr (nothing held) if the
 // system refuses the memory; a refused registration throws, as any CUDA call does.
 void* pin_new(std::size_t bytes) {
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
