@@ -78,7 +78,8 @@ class CudaErrors(FailureTest):
 
     def test_pinned_memory_that_one_rank_cannot_have_fails_the_row_on_every_rank(self):
         _, _, rows = self.run_failing(
-            [STAGED, "--xfer_sizes=4K,1MiB,4MiB", "--xfer_test_fail=cudaHostRegister@1MiB#1"], ranks=2
+            [STAGED, "--xfer_sizes=4K,1MiB,4MiB", "--xfer_test_fail=cudaHostRegister@1MiB#1"],
+            ranks=2,
         )
         self.assertFalse(failed(rows[4096]), message(rows[4096]))
         self.assertFalse(failed(rows[4 << 20]), message(rows[4 << 20]))

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""The figures behind the pinned-memory, warm-up and binding changes, from sessions of
+tools/session/targets.
+
+    tools/session/pinned_and_warm.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+
+SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
+
+  pinned  phase `pinned`: each line tools/session/pinned_alloc prints, every run of it side by
+          side (ms).
+  warm    default runs (run-N.json): rows above 64 MiB, per family and size, the median one-way
+          time of visits that warmed up and of those that did not, their ratio, and for the
+          visits that warmed up, the warm-up message's time over a timed message's (1: the
+          warm-up found nothing to warm), split by whether the family had run before in that job.
+  time    default runs: seconds per job, as tools/session/ack_and_time.py prints them.
+  bind    phase bind:N (bind-core-N.json, bind-numa-N.json): per binding and size, the
+          mpi_host ping-pong figure per round (us), its spread over the rounds (sd of log, %),
+          the mean ratio to osu_latency H H at 8 B of the same round, and how many visits read
+          over 1.5x the median of that size's visits under that binding.
+"""
+
+import argparse
+import collections
+import json
+import re
+import statistics
+import sys
+
+import ack_and_time  # this folder's: the session's result files and the time per job
+import peer_ratios
+import rerun_targets
+
+BIG = 64 << 20
+
+
+def pinned(session, log, out):
+    runs = []
+    for command, output in peer_ratios.blocks(log):
+        if command and command[0].endswith("pinned_alloc"):
+            runs.append(output)
+    if not runs:
+        return
+    print(f"== {session}: making 1 GiB of page-locked memory, {len(runs)} runs (ms)")
+    table = []
+    for lines in zip(*runs):
+        label = re.sub(r"\s+[\d.]+ ms.*$", "", lines[0])
+        values = [m.group(1) for m in (re.search(r"([\d.]+) ms", x) for x in lines) if m]
+        table.append({"step": label.strip(), "ms": [float(v) for v in values]})
+        print(f"  {label:40s} " + "  ".join(f"{v:>7}" for v in values))
+    out["pinned"] = table
+
+
+def job_orders(document):
+    """{job: [(at_s, row, visit)]} in run order."""
+    jobs = collections.defaultdict(list)
+    for row, visits in document["context"]["xferbench"]["visits"].items():
+        for v in visits:
+            jobs[v.get("job", 0)].append((v["at_s"], row, v))
+    for listed in jobs.values():
+        listed.sort(key=lambda t: t[0])
+    return jobs
+
+
+def warm(session, docs, out):
+    runs = sorted(n for n in docs if re.fullmatch(r"run-\d+\.json", n))
+    if not runs:
+        return
+    times = collections.defaultdict(lambda: ([], []))  # (family, size): (cold, warmed)
+    ratios = collections.defaultdict(lambda: ([], []))  # family: (seen before, family's first)
+    for name in runs:
+        for listed in job_orders(docs[name]).values():
+            seen = set()
+            for _, row, v in listed:
+                family, size = row.rsplit("/bytes:", 1)
+                size = int(size)
+                warmed = v.get("warm_s", 0) > 1e-3
+                if size > BIG and "latency_us" in v:
+                    times[(family, size)][warmed].append(v["latency_us"])
+                    if warmed:
+                        trips = 2 if "mode:pingpong" in row else 1
+                        ratio = v["warm_s"] / (v["latency_us"] * 1e-6 * trips)
+                        ratios[family][family not in seen].append(ratio)
+                seen.add(family)
+    print(f"== {session}: rows above 64 MiB, visits with and without a warm-up ({len(runs)} runs)")
+    table = []
+    for (family, size), (cold, warmed) in sorted(times.items()):
+        if not cold or not warmed:
+            continue
+        c, w = statistics.median(cold), statistics.median(warmed)
+        table.append(
+            {
+                "family": family,
+                "bytes": size,
+                "cold": len(cold),
+                "warmed": len(warmed),
+                "cold_over_warmed": c / w,
+            }
+        )
+        print(
+            f"  {family:60s} {size >> 20:5d} MiB  not warmed {len(cold):2d}, warmed "
+            f"{len(warmed):2d}: median time ratio {c / w:.3f}"
+        )
+    ratio_rows = []
+    for family, (before, first) in sorted(ratios.items()):
+        entry = {"family": family, "run_before": before, "first_of_family": first}
+        ratio_rows.append(entry)
+        med = f"{statistics.median(before):.2f}" if before else "-"
+        print(
+            f"  warm-up message / timed message, {family}: family had run before "
+            f"(n={len(before)}) median {med}; family's first {[round(x, 2) for x in first]}"
+        )
+    out["warm"] = {"times": table, "warm_ratio": ratio_rows}
+
+
+def bind(session, docs, log, out):
+    osu = [
+        run["values"][8]
+        for run in (peer_ratios.osu_run(c, o) for c, o in peer_ratios.blocks(log))
+        if run and run["test"] == "osu_latency" and run["buffers"] == "H" and 8 in run["values"]
+    ]
+    result = {}
+    for binding in ("core", "numa"):
+        names = sorted(
+            (n for n in docs if re.fullmatch(rf"bind-{binding}-\d+\.json", n)),
+            key=lambda n: int(re.findall(r"\d+", n)[0]),
+        )
+        if not names:
+            continue
+        if binding == "core":
+            print(
+                f"== {session}: mpi_host ping-pong bound to a core and to the NUMA domain, "
+                f"{len(names)} rounds; osu_latency H H 8 B {osu}"
+            )
+        per_size = collections.defaultdict(list)
+        visit_times = collections.defaultdict(list)
+        for name in names:
+            for row in docs[name]["benchmarks"]:
+                if row.get("run_type") == "iteration" and "latency_us" in row:
+                    per_size[int(row["name"].split("bytes:")[1].split("/")[0])].append(
+                        row["latency_us"]
+                    )
+            for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+                visit_times[int(row.rsplit("bytes:", 1)[1])] += [
+                    v["latency_us"] for v in visits if "latency_us" in v
+                ]
+        result[binding] = {}
+        for size, figures in sorted(per_size.items()):
+            spread = ack_and_time.spread_pct(figures)
+            med = statistics.median(visit_times[size])
+            slow = sum(1 for t in visit_times[size] if t > 1.5 * med)
+            ratio = (
+                statistics.mean(f / o for f, o in zip(figures, osu))
+                if size == 8 and len(osu) == len(figures)
+                else None
+            )
+            result[binding][size] = {
+                "figures": figures,
+                "spread_pct": spread,
+                "ratio_to_osu": ratio,
+                "visits": len(visit_times[size]),
+                "slow_visits": slow,
+            }
+            extra = f", mean ratio to osu_latency {ratio:.3f}" if ratio else ""
+            print(
+                f"  {binding:4s} {size:8d} B: {[round(f, 3) for f in figures]} spread "
+                f"{spread:.2f}%{extra}; visits over 1.5x median {slow} of "
+                f"{len(visit_times[size])}"
+            )
+    if result:
+        result["osu_latency_hh_8"] = osu
+        out["bind"] = result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR")
+    parser.add_argument("--json", help="also write the figures as JSON")
+    args = parser.parse_args()
+    everything = {}
+    for session in args.sessions:
+        docs = ack_and_time.documents(session)
+        log = rerun_targets.read_log(session)
+        out = {}
+        pinned(session, log, out)
+        warm(session, docs, out)
+        ack_and_time.time_breakdown(session, docs, out)
+        bind(session, docs, log, out)
+        everything[session] = out
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(everything, f, indent=1, allow_nan=False, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
