@@ -17,6 +17,10 @@ SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
           mpi_host ping-pong figure per round (us), its spread over the rounds (sd of log, %),
           the mean ratio to osu_latency H H at 8 B of the same round, and how many visits read
           over 1.5x the median of that size's visits under that binding.
+  context phase context:N: per size (8 B, 1 MiB), osu_latency H H without a CUDA context and
+          with one (-d cuda), and mpi_host ping-pong (context-N.json) and the same with no GPU
+          visible (context-nogpu-N.json): the figure per round (us), the mean, and the mean
+          ratio of each xferbench variant to the OSU run of the same kind in the same round.
 """
 
 import argparse
@@ -171,6 +175,47 @@ def bind(session, docs, log, out):
         out["bind"] = result
 
 
+def context(session, docs, log, out):
+    osu = collections.defaultdict(list)  # (with context, size): [us per round]
+    for command, output in peer_ratios.blocks(log):
+        run = peer_ratios.osu_run(command, output)
+        if run and run["test"] == "osu_latency" and run["buffers"] == "H":
+            for size, value in run["values"].items():
+                osu[("-d" in command, size)].append(value)
+    xfer = collections.defaultdict(list)  # (with GPU, size): [us per round]
+    for gpu, pattern in ((True, r"context-\d+\.json"), (False, r"context-nogpu-\d+\.json")):
+        names = sorted((n for n in docs if re.fullmatch(pattern, n)),
+                       key=lambda n: int(re.findall(r"\d+", n)[0]))
+        for name in names:
+            for row in docs[name]["benchmarks"]:
+                if row.get("run_type") == "iteration" and "latency_us" in row:
+                    size = int(row["name"].split("bytes:")[1].split("/")[0])
+                    xfer[(gpu, size)].append(row["latency_us"])
+    if not xfer:
+        return
+    print(f"== {session}: a CUDA context and small host messages (us per round)")
+    result = {}
+    for size in sorted({size for _, size in xfer}):
+        entry = {}
+        for label, figures in (
+            ("osu_latency H H", osu[(False, size)]),
+            ("osu_latency -d cuda H H", osu[(True, size)]),
+            ("mpi_host, GPU visible", xfer[(True, size)]),
+            ("mpi_host, no GPU", xfer[(False, size)]),
+        ):
+            entry[label] = figures
+            print(f"  {size:8d} B {label:24s} {[round(f, 3) for f in figures]} mean "
+                  f"{statistics.mean(figures):.3f}")
+        for mine, theirs in (("mpi_host, GPU visible", "osu_latency -d cuda H H"),
+                             ("mpi_host, no GPU", "osu_latency H H")):
+            pairs = list(zip(entry[mine], entry[theirs]))
+            ratio = statistics.mean(a / b for a, b in pairs)
+            entry[f"{mine} / {theirs}"] = ratio
+            print(f"  {size:8d} B {mine} / {theirs}: mean ratio {ratio:.3f}")
+        result[size] = entry
+    out["context"] = result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR")
@@ -185,6 +230,7 @@ def main():
         warm(session, docs, out)
         ack_and_time.time_breakdown(session, docs, out)
         bind(session, docs, log, out)
+        context(session, docs, log, out)
         everything[session] = out
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
