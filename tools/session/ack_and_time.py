@@ -158,22 +158,29 @@ def time_breakdown(session, docs, out):
     out["time_per_job"] = result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def report(description, sections, argv=None):
+    """The command line of a session report: SESSION_DIR... [--json OUT]. Each of `sections`
+    is called as section(session, docs, out) for every session, in order; it prints its
+    figures and stores them in `out`, which --json writes, keyed by session."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR")
     parser.add_argument("--json", help="also write the figures as JSON")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     everything = {}
     for session in args.sessions:
         docs = documents(session)
         out = {}
-        ack(session, docs, out)
-        time_breakdown(session, docs, out)
+        for section in sections:
+            section(session, docs, out)
         everything[session] = out
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(everything, f, indent=1, allow_nan=False, default=str)
     return 0
+
+
+def main():
+    return report(__doc__.split("\n\n")[0], [ack, time_breakdown])
 
 
 if __name__ == "__main__":

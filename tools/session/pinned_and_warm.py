@@ -23,9 +23,7 @@ SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
           ratio of each xferbench variant to the OSU run of the same kind in the same round.
 """
 
-import argparse
 import collections
-import json
 import re
 import statistics
 import sys
@@ -37,7 +35,8 @@ import rerun_targets
 BIG = 64 << 20
 
 
-def pinned(session, log, out):
+def pinned(session, docs, out):
+    log = rerun_targets.read_log(session)
     runs = []
     for command, output in peer_ratios.blocks(log):
         if command and command[0].endswith("pinned_alloc"):
@@ -116,7 +115,8 @@ def warm(session, docs, out):
     out["warm"] = {"times": table, "warm_ratio": ratio_rows}
 
 
-def bind(session, docs, log, out):
+def bind(session, docs, out):
+    log = rerun_targets.read_log(session)
     osu = [
         run["values"][8]
         for run in (peer_ratios.osu_run(c, o) for c, o in peer_ratios.blocks(log))
@@ -175,7 +175,8 @@ def bind(session, docs, log, out):
         out["bind"] = result
 
 
-def context(session, docs, log, out):
+def context(session, docs, out):
+    log = rerun_targets.read_log(session)
     osu = collections.defaultdict(list)  # (with context, size): [us per round]
     for command, output in peer_ratios.blocks(log):
         run = peer_ratios.osu_run(command, output)
@@ -184,8 +185,10 @@ def context(session, docs, log, out):
                 osu[("-d" in command, size)].append(value)
     xfer = collections.defaultdict(list)  # (with GPU, size): [us per round]
     for gpu, pattern in ((True, r"context-\d+\.json"), (False, r"context-nogpu-\d+\.json")):
-        names = sorted((n for n in docs if re.fullmatch(pattern, n)),
-                       key=lambda n: int(re.findall(r"\d+", n)[0]))
+        names = sorted(
+            (n for n in docs if re.fullmatch(pattern, n)),
+            key=lambda n: int(re.findall(r"\d+", n)[0]),
+        )
         for name in names:
             for row in docs[name]["benchmarks"]:
                 if row.get("run_type") == "iteration" and "latency_us" in row:
@@ -204,10 +207,14 @@ def context(session, docs, log, out):
             ("mpi_host, no GPU", xfer[(False, size)]),
         ):
             entry[label] = figures
-            print(f"  {size:8d} B {label:24s} {[round(f, 3) for f in figures]} mean "
-                  f"{statistics.mean(figures):.3f}")
-        for mine, theirs in (("mpi_host, GPU visible", "osu_latency -d cuda H H"),
-                             ("mpi_host, no GPU", "osu_latency H H")):
+            print(
+                f"  {size:8d} B {label:24s} {[round(f, 3) for f in figures]} mean "
+                f"{statistics.mean(figures):.3f}"
+            )
+        for mine, theirs in (
+            ("mpi_host, GPU visible", "osu_latency -d cuda H H"),
+            ("mpi_host, no GPU", "osu_latency H H"),
+        ):
             pairs = list(zip(entry[mine], entry[theirs]))
             ratio = statistics.mean(a / b for a, b in pairs)
             entry[f"{mine} / {theirs}"] = ratio
@@ -217,25 +224,9 @@ def context(session, docs, log, out):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR")
-    parser.add_argument("--json", help="also write the figures as JSON")
-    args = parser.parse_args()
-    everything = {}
-    for session in args.sessions:
-        docs = ack_and_time.documents(session)
-        log = rerun_targets.read_log(session)
-        out = {}
-        pinned(session, log, out)
-        warm(session, docs, out)
-        ack_and_time.time_breakdown(session, docs, out)
-        bind(session, docs, log, out)
-        context(session, docs, log, out)
-        everything[session] = out
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(everything, f, indent=1, allow_nan=False, default=str)
-    return 0
+    return ack_and_time.report(
+        __doc__.split("\n\n")[0], [pinned, warm, ack_and_time.time_breakdown, bind, context]
+    )
 
 
 if __name__ == "__main__":
