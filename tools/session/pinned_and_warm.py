@@ -13,6 +13,8 @@ SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
           visits that warmed up, the warm-up message's time over a timed message's (1: the
           warm-up found nothing to warm), split by whether the family had run before in that job.
   time    default runs: seconds per job, as tools/session/ack_and_time.py prints them.
+  outliers default runs: visits of rows up to 1 MiB that read over 1.5x the median of their
+          row's visits in the session, in all and by the size of the row visited just before.
   bind    phase bind:N (bind-core-N.json, bind-numa-N.json): per binding and size, the
           mpi_host ping-pong figure per round (us), its spread over the rounds (sd of log, %),
           the mean ratio to osu_latency H H at 8 B of the same round, and how many visits read
@@ -113,6 +115,36 @@ def warm(session, docs, out):
             f"(n={len(before)}) median {med}; family's first {[round(x, 2) for x in first]}"
         )
     out["warm"] = {"times": table, "warm_ratio": ratio_rows}
+
+
+def outliers(session, docs, out):
+    runs = sorted(n for n in docs if re.fullmatch(r"run-\d+\.json", n))
+    if not runs:
+        return
+    counts = collections.defaultdict(lambda: [0, 0])  # what ran before: [slow visits, visits]
+    by_row = collections.defaultdict(list)
+    for name in runs:
+        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+            if int(row.rsplit("bytes:", 1)[1]) <= 1 << 20:
+                by_row[row] += [v for v in visits if "latency_us" in v]
+    for visits in by_row.values():
+        median = statistics.median(v["latency_us"] for v in visits)
+        for v in visits:
+            before = int(v["after"].rsplit("bytes:", 1)[1]) if v.get("after") else 0
+            kind = (
+                "above 64 MiB" if before > BIG else "1-64 MiB" if before > 1 << 20 else "to 1 MiB"
+            )
+            for key in (kind, "all"):
+                counts[key][0] += v["latency_us"] > 1.5 * median
+                counts[key][1] += 1
+    print(
+        f"== {session}: visits of rows up to 1 MiB over 1.5x their row's median ({len(runs)} runs)"
+    )
+    for key in ("all", "to 1 MiB", "1-64 MiB", "above 64 MiB"):
+        slow, total = counts[key]
+        label = "in all" if key == "all" else f"after a row of {key}"
+        print(f"  {label:28s} {slow:3d} of {total:4d} ({100 * slow / max(total, 1):.1f}%)")
+    out["outliers"] = {key: {"slow": c[0], "visits": c[1]} for key, c in counts.items()}
 
 
 def bind(session, docs, out):
@@ -225,7 +257,8 @@ def context(session, docs, out):
 
 def main():
     return ack_and_time.report(
-        __doc__.split("\n\n")[0], [pinned, warm, ack_and_time.time_breakdown, bind, context]
+        __doc__.split("\n\n")[0],
+        [pinned, warm, ack_and_time.time_breakdown, outliers, bind, context],
     )
 
 
