@@ -67,10 +67,10 @@ class Visit {
   int directions() const { return directions_; }
   int pairs() const { return pairs_; }
 
-  double setup_s = 0;  // allocation, fill and warm-up (set_up)
-  double warm_s = 0;   // the warm-up alone (part of setup_s)
+  double setup_s = 0;     // allocation, fill and warm-up (set_up)
+  double warm_s = 0;      // the warm-up alone (part of setup_s)
   int warm_messages = 0;  // warm-up messages (or copies) it sent: warmup_for
-  double check_s = 0;  // poisoning what is received and validating it
+  double check_s = 0;     // poisoning what is received and validating it
 
  private:
   std::string error_;
@@ -138,8 +138,9 @@ bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
 
 // The visit's resources, made afresh: `make` allocates and fills on every rank (ranks that take
 // no part may return an empty object, never nullptr), then, once every rank has them,
-// `warm_up(made, messages)` runs on every rank with warmup_for's count. They live as long as the pointer the caller holds: one visit. nullptr,
-// with the visit failed on every rank, if any rank's step threw.
+// `warm_up(made, messages)` runs on every rank with warmup_for's count (Visit::warm_messages).
+// They live as long as the pointer the caller holds: one visit. nullptr, with the visit failed
+// on every rank, if any rank's step threw.
 template <class T>
 std::unique_ptr<T> set_up(Visit& visit, const Harness& h, const Row& row,
                           const std::function<std::unique_ptr<T>()>& make,

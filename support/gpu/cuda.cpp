@@ -97,10 +97,10 @@ void DeviceBuffer::reset() noexcept {
 
 namespace {
 // Page-locked memory is made as ordinary memory in transparent huge pages (2 MiB aligned),
-// touched by several threads and then registered with the driver: about 60 ms a GiB on the
-// H100 VM, where cudaHostAlloc took 380-480 ms and cudaFreeHost 100-130 ms; copies run at the
-// same 55 GB/s from either (docs/results/2026-11-24-pinned-and-warm). nullptr (nothing held) if the
-// system refuses the memory; a refused registration throws, as any CUDA call does.
+// touched by several threads and then registered with the driver: 52-70 ms a GiB on the H100
+// and H200 VMs, where cudaHostAlloc took 350-510 ms and cudaFreeHost 91-168 ms; copies run at
+// the same 55 GB/s from either (docs/results/2026-11-24-pinned-and-warm). nullptr (nothing
+// held) if the system refuses the memory; a refused registration throws, as any CUDA call does.
 void* pin_new(std::size_t bytes) {
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
   const std::size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
@@ -155,7 +155,8 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
     }
     block_ = data_ ? block : bytes;
     if (!data_) data_ = pin_new(bytes);
-    if (!data_) throw Error("the system refused the memory: out of memory, or a limit such as ulimit -v");
+    if (!data_)
+      throw Error("the system refused the memory: out of memory, or a limit such as ulimit -v");
   } catch (const Error& e) {
     data_ = nullptr;
     throw Error("cannot allocate " + format_size(bytes) + " of pinned host memory: " + e.what());

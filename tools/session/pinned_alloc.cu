@@ -65,7 +65,8 @@ int main() {
     void* p = std::aligned_alloc(std::size_t{2} << 20, kBytes);
     madvise(p, kBytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     timed("  touch", [&] { return touch(p, kBytes, 8); });
-    timed("  cudaHostRegister", [&] { return cudaHostRegister(p, kBytes, cudaHostRegisterPortable); });
+    timed("  cudaHostRegister",
+          [&] { return cudaHostRegister(p, kBytes, cudaHostRegisterPortable); });
     copies(p, device, "registered");
     timed("  cudaHostUnregister", [&] { return cudaHostUnregister(p); });
     copies(p, device, "pageable");
