@@ -69,7 +69,7 @@ class Visit {
 
   double setup_s = 0;     // allocation, fill and warm-up (set_up)
   double warm_s = 0;      // the warm-up alone (part of setup_s)
-  int warm_messages = 0;  // warm-up messages (or copies) it sent: warmup_for
+  int warm_messages = 0;  // warm-up messages (or copies) of the visit: warmup_for
   double check_s = 0;     // poisoning what is received and validating it
 
  private:
@@ -154,8 +154,10 @@ std::int64_t batch_for(std::uint64_t bytes);
 // (at least one), so a 1 GiB row warms up with one message instead of five; and a row above
 // 64 MiB warms up only where no row of its family has run yet in this process (Row::warm_large):
 // its buffers are touched by the fill and the poison already, one message of that size costs as
-// much as the timed one, and on the H100 VM such a message took no longer than the timed ones
-// once the family had run at any size (docs/results/2026-11-24-pinned-and-warm).
+// much as the timed one, and on the H100 and H200 VMs such a message took no longer than the
+// timed ones once the family had run at any size, nor did visits without one read differently
+// (docs/results/2026-11-24-pinned-and-warm; a path whose first use of a new buffer costs more,
+// such as device buffers mapped by CUDA IPC, warms up every visit instead: runner.cpp).
 int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,11 +41,16 @@ void over_words(std::size_t count, unsigned threads, const Part& part) {
     return;
   }
   std::vector<std::thread> pool;
+  pool.reserve(threads);
   const std::size_t per = (count + threads - 1) / threads;
   for (unsigned t = 0; t < threads; ++t) {
     const std::size_t begin = std::min(count, t * per);
     const std::size_t end = std::min(count, begin + per);
-    pool.emplace_back([&part, begin, end, t] { part(begin, end, t); });
+    try {
+      pool.emplace_back([&part, begin, end, t] { part(begin, end, t); });
+    } catch (const std::system_error&) {  // no thread to be had: this one does the part
+      part(begin, end, t);
+    }
   }
   for (auto& thread : pool) thread.join();
 }

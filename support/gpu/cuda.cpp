@@ -96,20 +96,25 @@ void DeviceBuffer::reset() noexcept {
 }
 
 namespace {
-// Page-locked memory is made as ordinary memory in transparent huge pages (2 MiB aligned),
+// Page-locked memory is made as ordinary memory, in transparent huge pages from 2 MiB up,
 // touched by several threads and then registered with the driver: 52-70 ms a GiB on the H100
 // and H200 VMs, where cudaHostAlloc took 350-510 ms and cudaFreeHost 91-168 ms; copies run at
-// the same 55 GB/s from either (docs/results/2026-11-24-pinned-and-warm). nullptr (nothing
-// held) if the system refuses the memory; a refused registration throws, as any CUDA call does.
-void* pin_new(std::size_t bytes) {
+// the same 55 GB/s from either (docs/results/2026-11-24-pinned-and-warm). Returns the block
+// (its whole size registered, in *size), or nullptr where malloc refuses; a refused
+// registration throws, as any CUDA call does. (Where the system overcommits memory, as Linux
+// does by default, a shortage shows only when the pages are touched: the out-of-memory killer
+// ends the rank, as it would for the row's own size.)
+void* pin_new(std::size_t bytes, std::size_t* size) {
+  constexpr std::size_t kPage = 4096;
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  const std::size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, size);
+  const std::size_t align = bytes >= kHugePage ? kHugePage : kPage;
+  *size = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, *size);
   if (!p) return nullptr;
-  madvise(p, size, MADV_HUGEPAGE);
-  fill_bytes(p, size, 0);  // the first touch, in parallel: the driver would fault pages one by one
   try {
-    XFER_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    if (align == kHugePage) madvise(p, *size, MADV_HUGEPAGE);
+    fill_bytes(p, *size, 0);  // the first touch, in parallel: the driver faults pages one by one
+    XFER_CUDA_CHECK(cudaHostRegister(p, *size, cudaHostRegisterPortable));
   } catch (...) {
     // A failure injected by a test comes after a registration that worked: undo it, or the
     // next block at this address would be refused as "already registered".
@@ -148,13 +153,12 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags)
     const std::size_t block = keep_ ? block_size_for(bytes) : bytes;
     if (block > bytes) {
       try {
-        data_ = pin_new(block);
+        data_ = pin_new(block, &block_);
       } catch (const Error&) {
         data_ = nullptr;
       }
     }
-    block_ = data_ ? block : bytes;
-    if (!data_) data_ = pin_new(bytes);
+    if (!data_) data_ = pin_new(bytes, &block_);
     if (!data_)
       throw Error("the system refused the memory: out of memory, or a limit such as ulimit -v");
   } catch (const Error& e) {
