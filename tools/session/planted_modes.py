@@ -28,9 +28,7 @@ Needs numpy and scipy (tools/track check).
 import argparse
 import collections
 import datetime
-import importlib.util
 import json
-import lzma
 import math
 import os
 import re
@@ -39,6 +37,8 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+
+import rerun_targets  # this folder's: the session log, and peer_ratios
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOLS = os.path.dirname(HERE)
@@ -61,16 +61,8 @@ OSU_ITERATIONS_LARGE = 20  # osu_bw / osu_bibw timed windows above 8 KiB, withou
 OSU_WINDOW = 64
 
 
-def sibling(name):
-    spec = importlib.util.spec_from_file_location(
-        f"session_{name}", os.path.join(HERE, name + ".py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-peer_ratios = sibling("peer_ratios")
+peer_ratios = rerun_targets.peer_ratios
+read_log = rerun_targets.read_log
 
 
 def unpack(session, scratch):
@@ -97,15 +89,6 @@ def runs_in(folder):
         if match:
             found[int(match.group(1))] = os.path.join(folder, name)
     return [found[n] for n in sorted(found)]
-
-
-def read_log(session):
-    plain = os.path.join(session, "session.log")
-    if os.path.isfile(plain):
-        with open(plain, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    with lzma.open(plain + ".xz", "rt", encoding="utf-8", errors="replace") as f:
-        return f.read()
 
 
 def sd_pct(values):
