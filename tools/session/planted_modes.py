@@ -63,6 +63,7 @@ OSU_WINDOW = 64
 
 peer_ratios = rerun_targets.peer_ratios
 read_log = rerun_targets.read_log
+dated_copy = rerun_targets.dated_copy
 
 
 def unpack(session, scratch):
@@ -98,16 +99,6 @@ def sd_pct(values):
 def date_of(path):
     with open(path, encoding="utf-8") as f:
         return datetime.datetime.fromisoformat(json.load(f)["context"]["date"])
-
-
-def dated_copy(path, when, folder):
-    with open(path, encoding="utf-8") as f:
-        document = json.load(f)
-    document["context"]["date"] = when.isoformat()
-    copy = os.path.join(folder, "judged-" + os.path.basename(path))
-    with open(copy, "w", encoding="utf-8") as f:
-        json.dump(document, f)
-    return copy
 
 
 def run_tool(command):
