@@ -35,33 +35,35 @@ PagePolicy parse_page_policy(const std::string& flag, const std::string& value) 
   throw UsageError(flag + "='" + value + "': expected default, huge, nohuge or locked");
 }
 
-HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh) {
+void* new_pages(std::size_t bytes, bool huge, std::size_t* size) {
   constexpr std::size_t kPage = 4096;
-  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::size_t align = huge ? kHugePageBytes : kPage;
+  *size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+  void* p = std::aligned_alloc(align, *size);
+  if (p && huge) madvise(p, *size, MADV_HUGEPAGE);
+  return p;
+}
+
+HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh) {
   const bool keep = g_policy == PagePolicy::Default;  // the experiments' pages are their own
-  // Transparent huge pages for buffers of 2 MiB and more: a fresh GiB then faults in 512 times
-  // instead of 262144 (a second on the GPU VMs), and the experiment found no row moved by them
+  // Huge pages by default (kHugePageBytes and up): the experiment found no row moved by them
   // beyond its noise (docs/reproducibility.md).
   const bool huge = g_policy == PagePolicy::Huge ||
-                    (g_policy == PagePolicy::Default && bytes >= kHugePage);
-  const std::size_t align = huge ? kHugePage : kPage;
-  const auto aligned = [align](std::size_t n) {
-    return std::max<std::size_t>(align, (n + align - 1) / align * align);
-  };
-  std::size_t size = aligned(bytes);
+                    (g_policy == PagePolicy::Default && bytes >= kHugePageBytes);
   if (fresh) *fresh = true;
-  std::size_t kept_size = 0;
   if (keep) {
-    if (void* p = kept_pages().take(size, &kept_size)) {
+    std::size_t kept_size = 0;
+    if (void* p = kept_pages().take(bytes, &kept_size)) {
       if (fresh) *fresh = false;
       return HostPages(static_cast<char*>(p), FreeHost{kept_size, true});
     }
-    size = aligned(block_size_for(bytes));
   }
-  void* p = std::aligned_alloc(align, size);
-  if (!p && size > aligned(bytes)) p = std::aligned_alloc(align, size = aligned(bytes));
+  // A rounded-up block the system refuses is asked for again at the size the visit needs.
+  const std::size_t block = keep ? block_size_for(bytes) : bytes;
+  std::size_t size = 0;
+  void* p = new_pages(block, huge, &size);
+  if (!p && block > bytes) p = new_pages(bytes, huge, &size);
   if (p) {
-    if (huge) madvise(p, size, MADV_HUGEPAGE);
     if (g_policy == PagePolicy::NoHuge) madvise(p, size, MADV_NOHUGEPAGE);
     if (g_policy == PagePolicy::Locked) mlock(p, size);
     return HostPages(static_cast<char*>(p), FreeHost{size, keep});

@@ -23,6 +23,15 @@ using HostPages = std::unique_ptr<char, FreeHost>;
 // refused: ...)" when the system says no.
 HostPages allocate_pages(std::size_t bytes, const std::string& what, bool* fresh = nullptr);
 
+// Transparent huge pages for buffers from this size up (allocate_pages, and the page-locked
+// memory of support/gpu/cuda.cpp): a fresh GiB then faults in 512 times instead of 262144.
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
+// Fresh memory for `bytes`, untouched, its size rounded up to whole pages in *size: 2 MiB
+// transparent huge pages (aligned, madvise) where `huge`, else 4 KiB pages. Not kept: the
+// caller frees it with std::free. nullptr where the system refuses.
+void* new_pages(std::size_t bytes, bool huge, std::size_t* size);
+
 // Test only (--xfer_test_host_pages), for the experiments of docs/reproducibility.md: what the
 // host buffers of allocate_pages are asked to be. Default: transparent huge pages (2 MiB
 // aligned, madvise) from 2 MiB up, kept for the next visit; the others are not kept: huge pages

@@ -1,7 +1,5 @@
 #include "cuda.hpp"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 
@@ -105,14 +103,9 @@ namespace {
 // does by default, a shortage shows only when the pages are touched: the out-of-memory killer
 // ends the rank, as it would for the row's own size.)
 void* pin_new(std::size_t bytes, std::size_t* size) {
-  constexpr std::size_t kPage = 4096;
-  constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  const std::size_t align = bytes >= kHugePage ? kHugePage : kPage;
-  *size = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, *size);
+  void* p = new_pages(bytes, bytes >= kHugePageBytes, size);
   if (!p) return nullptr;
   try {
-    if (align == kHugePage) madvise(p, *size, MADV_HUGEPAGE);
     fill_bytes(p, *size, 0);  // the first touch, in parallel: the driver faults pages one by one
     XFER_CUDA_CHECK(cudaHostRegister(p, *size, cudaHostRegisterPortable));
   } catch (...) {
