@@ -51,6 +51,16 @@ def documents(session):
     return found
 
 
+def numbered(docs, stem):
+    """The names STEM-N.json among `docs`, in the order of N."""
+    found = {}
+    for name in docs:
+        match = re.fullmatch(re.escape(stem) + r"-(\d+)\.json", name)
+        if match:
+            found[int(match.group(1))] = name
+    return [found[n] for n in sorted(found)]
+
+
 def osu_figures(log):
     """{(test, size): [figure per round]} of the OSU runs on device buffers (D D), in log order."""
     figures = collections.defaultdict(list)
@@ -132,7 +142,7 @@ def ack(session, docs, out):
 
 
 def time_breakdown(session, docs, out):
-    runs = sorted(n for n in docs if re.fullmatch(r"run-\d+\.json", n))
+    runs = numbered(docs, "run")
     if not runs:
         return
     totals = collections.defaultdict(float)

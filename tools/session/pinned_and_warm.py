@@ -69,7 +69,7 @@ def job_orders(document):
 
 
 def warm(session, docs, out):
-    runs = sorted(n for n in docs if re.fullmatch(r"run-\d+\.json", n))
+    runs = ack_and_time.numbered(docs, "run")
     if not runs:
         return
     times = collections.defaultdict(lambda: ([], []))  # (family, size): (cold, warmed)
@@ -123,7 +123,7 @@ def warm(session, docs, out):
 
 
 def outliers(session, docs, out):
-    runs = sorted(n for n in docs if re.fullmatch(r"run-\d+\.json", n))
+    runs = ack_and_time.numbered(docs, "run")
     if not runs:
         return
     counts = collections.defaultdict(lambda: [0, 0])  # what ran before: [slow visits, visits]
@@ -161,10 +161,7 @@ def bind(session, docs, out):
     ]
     result = {}
     for binding in ("core", "numa"):
-        names = sorted(
-            (n for n in docs if re.fullmatch(rf"bind-{binding}-\d+\.json", n)),
-            key=lambda n: int(re.findall(r"\d+", n)[0]),
-        )
+        names = ack_and_time.numbered(docs, f"bind-{binding}")
         if not names:
             continue
         if binding == "core":
@@ -221,12 +218,8 @@ def context(session, docs, out):
             for size, value in run["values"].items():
                 osu[("-d" in command, size)].append(value)
     xfer = collections.defaultdict(list)  # (with GPU, size): [us per round]
-    for gpu, pattern in ((True, r"context-\d+\.json"), (False, r"context-nogpu-\d+\.json")):
-        names = sorted(
-            (n for n in docs if re.fullmatch(pattern, n)),
-            key=lambda n: int(re.findall(r"\d+", n)[0]),
-        )
-        for name in names:
+    for gpu, stem in ((True, "context"), (False, "context-nogpu")):
+        for name in ack_and_time.numbered(docs, stem):
             for row in docs[name]["benchmarks"]:
                 if row.get("run_type") == "iteration" and "latency_us" in row:
                     size = int(row["name"].split("bytes:")[1].split("/")[0])
