@@ -38,7 +38,6 @@ class SampleSet {
   double quantile(double q) const { return quantiles({q}).front(); }
   // Several at once, from one sort of the kept samples.
   std::vector<double> quantiles(const std::vector<double>& qs) const;
-  const std::vector<double>& kept() const { return kept_; }
 
  private:
   std::size_t count_ = 0;

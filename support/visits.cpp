@@ -158,25 +158,6 @@ json::Value visit_json(const VisitRecord& r) {
   out.set("samples", m.per_message.count());
   out.set("ci95_pct", std::isfinite(ci) ? ci : 100.0);
   out.set("time_limited", m.time_limited);
-  // Experiment (issue 16): robust figures of the visit's samples, to compare estimators offline.
-  const std::vector<double> q = m.per_message.quantiles({0.25, 0.5, 0.75});
-  json::Value robust = json::Value::object();
-  robust.set("q25_us", q[0] * 1e6);
-  robust.set("q50_us", q[1] * 1e6);
-  robust.set("q75_us", q[2] * 1e6);
-  const auto trimmed = [&](const char* name, double limit) {
-    double sum = 0;
-    std::int64_t n = 0;
-    for (const double v : m.per_message.kept())
-      if (v <= limit) sum += v, ++n;
-    robust.set(std::string(name) + "_us", n ? sum / static_cast<double>(n) * 1e6 : 0.0);
-    robust.set(std::string(name) + "_n", n);
-  };
-  trimmed("le2x", 2 * q[1]);
-  trimmed("le3x", 3 * q[1]);
-  trimmed("tukey3", q[2] + 3 * (q[2] - q[0]));
-  robust.set("kept", static_cast<std::int64_t>(m.per_message.kept().size()));
-  out.set("robust", std::move(robust));
   return out;
 }
 
