@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Would a robust figure per visit steady the default run? From a session of
+tools/session/targets (runs:N) made with commit 2d55315, whose visits carry `robust`: the
+quartiles of the visit's samples and the mean of those at most 2x and 3x the median and under
+Tukey's far fence (Q3 + 3 IQR). That commit was reverted after this answered no.
+
+    tools/session/robust_visits.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+
+  robust  how many samples each rule leaves out; per estimator (the mean, as xferbench reports,
+          the median, and the three trimmed means), the median, 75th and 90th percentile over
+          rows of the per-row spread over the runs (sd of log, %), with the row's figure the
+          mean of its visits' figures; and the six rows of the reproducibility target.
+"""
+
+import collections
+import statistics
+import sys
+
+import ack_and_time  # this folder's: the session's result files, spread_pct
+
+ESTIMATORS = {
+    "mean": lambda v: v["latency_us"],
+    "median": lambda v: v["robust"]["q50_us"],
+    "<=2x median": lambda v: v["robust"]["le2x_us"],
+    "<=3x median": lambda v: v["robust"]["le3x_us"],
+    "Tukey far": lambda v: v["robust"]["tukey3_us"],
+}
+TRIMS = {"<=2x median": "le2x", "<=3x median": "le3x", "Tukey far": "tukey3"}
+TARGET_ROWS = [
+    f"{family}/mode:pingpong/bytes:{size}"
+    for family in ("mpi_host", "mpi_cuda_aware")
+    for size in (8, 1 << 20, 256 << 20)
+]
+
+
+def robust(session, docs, out):
+    names = ack_and_time.numbered(docs, "run")
+    figures = collections.defaultdict(lambda: collections.defaultdict(list))
+    kept, left_out = 0, collections.Counter()
+    for name in names:
+        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+            visits = [v for v in visits if "robust" in v]
+            if not visits:
+                continue
+            for label, figure in ESTIMATORS.items():
+                figures[row][label].append(statistics.mean(figure(v) for v in visits))
+            for v in visits:
+                kept += v["robust"]["kept"]
+                for label, key in TRIMS.items():
+                    left_out[label] += v["robust"]["kept"] - v["robust"][f"{key}_n"]
+    if not kept:
+        return
+    print(f"== {session}: robust figures per visit, {len(names)} default runs, {kept} samples")
+    result = {"left_out_pct": {k: 100 * n / kept for k, n in left_out.items()}, "spread": {}}
+    print("  left out: " + ", ".join(f"{k} {v:.2f}%" for k, v in result["left_out_pct"].items()))
+    for label in ESTIMATORS:
+        spreads = sorted(ack_and_time.spread_pct(f[label]) for f in figures.values())
+        pick = {q: spreads[int(q * (len(spreads) - 1))] for q in (0.5, 0.75, 0.9)}
+        result["spread"][label] = {
+            "median": pick[0.5],
+            "p75": pick[0.75],
+            "p90": pick[0.9],
+            "target_rows": {r: ack_and_time.spread_pct(figures[r][label]) for r in TARGET_ROWS},
+        }
+        print(
+            f"  {label:12s} per-row spread median {pick[0.5]:.2f}% p75 {pick[0.75]:.2f}% "
+            f"p90 {pick[0.9]:.2f}%; target rows "
+            + " ".join(f"{ack_and_time.spread_pct(figures[r][label]):.2f}" for r in TARGET_ROWS)
+        )
+    out["robust"] = result
+
+
+def main():
+    return ack_and_time.report(__doc__.split("\n\n")[0], [robust])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
