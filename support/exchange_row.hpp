@@ -51,7 +51,7 @@ void exchange_row_via(
       });
   if (!b) return;
 
-  if (!all_ok(visit, h, row, "poison", [&] { b->poison(); })) return;
+  if (!check_ok(visit, h, row, "poison", [&] { b->poison(); })) return;
   const std::int64_t batch = messages_per_sample(mode, h.config.window, bytes, in_flight);
   const std::int64_t calls = calls_per_sample(mode, h.config.window, bytes, in_flight);
   const double per_message = mode == Mode::PingPong ? 2 : 1;  // a round trip is two messages
@@ -66,7 +66,7 @@ void exchange_row_via(
     return;
 
   // Every receiver checks what arrived (in ping-pong the leader checks the echo).
-  if (!all_ok(visit, h, row, "validate",
+  if (!check_ok(visit, h, row, "validate",
               [&] { b->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
     return;
 

@@ -135,6 +135,10 @@ class Registry {
 // returns false: the caller returns without touching MPI again.
 bool all_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
             const std::function<void()>& step);
+// all_ok for poisoning what will be received and validating it: adds its time to the visit's
+// check_s.
+bool check_ok(Visit& visit, const Harness& h, const Row& row, const char* what,
+              const std::function<void()>& step);
 
 // The visit's resources, made afresh: `make` allocates and fills on every rank (ranks that take
 // no part may return an empty object, never nullptr), then, once every rank has them,

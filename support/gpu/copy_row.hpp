@@ -40,7 +40,7 @@ void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,
   if (!copy) return;
 
   // Every timed pass starts from poison: only its own copies can make validation pass.
-  if (!all_ok(visit, h, row, "poison", [&] {
+  if (!check_ok(visit, h, row, "poison", [&] {
         if (mine) with_context(where, [&] { (*copy)->poison(); });
       }))
     return;
@@ -57,7 +57,7 @@ void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,
           m))
     return;
 
-  if (!all_ok(visit, h, row, "validate", [&] {
+  if (!check_ok(visit, h, row, "validate", [&] {
         if (mine) with_context(where, [&] { (*copy)->validate(corrupt_here(h, row)); });
       }))
     return;
