@@ -78,6 +78,9 @@ class ShiftBetweenVisits(unittest.TestCase):
                 self.assertEqual(row["visits"], 3, row)
                 visits = visits_of(document, row)
                 self.assertEqual([v["round"] for v in visits], [0, 1, 2], visits)
+                for v in visits:  # poisoning and validating took time, within the visit's
+                    self.assertGreater(v["check_s"], 0, v)
+                    self.assertLess(v["check_s"], v["wall_s"], v)
                 latencies = [v["latency_us"] for v in visits]
                 # The row's time is the mean of its visits' ...
                 self.assertAlmostEqual(
