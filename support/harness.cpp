@@ -84,11 +84,10 @@ std::int64_t batch_for(std::uint64_t bytes) {
 }
 
 int warmup_for(const Config& config, const Row& row) {
-  constexpr std::uint64_t kWarmupBytes = std::uint64_t{64} << 20;
   const std::uint64_t bytes = row.bytes;
-  if (config.warmup == 0 || (bytes > kWarmupBytes && !row.warm_large)) return 0;
+  if (config.warmup == 0 || (bytes > kLargeRowBytes && !row.warm_large)) return 0;
   const std::uint64_t worth =
-      std::max<std::uint64_t>(1, kWarmupBytes / std::max<std::uint64_t>(bytes, 1));
+      std::max<std::uint64_t>(1, kLargeRowBytes / std::max<std::uint64_t>(bytes, 1));
   return static_cast<int>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(config.warmup), worth));
 }

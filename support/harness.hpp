@@ -28,6 +28,9 @@ struct Harness {
   Watchdog& watchdog;  // a rank that fails tells it (after_failure) before agreeing
 };
 
+// Rows above this warm up with one message, and only where Runner::row_for says (warm_large).
+constexpr std::uint64_t kLargeRowBytes = std::uint64_t{64} << 20;
+
 // One visit of one row. Its pattern seed is the visit's, the same on every rank.
 struct Row {
   std::string name;     // e.g. "mpi_host/mode:pingpong/bytes:1024"
@@ -37,7 +40,7 @@ struct Row {
   Precision precision;  // this visit's share of the row's --xfer_max_time and minimums
   std::int64_t messages = 0;  // messages to time: the row's first visit decides (0: this is it)
   double test_scale = 1;      // test only: the timing ranks' clocks run this many times long
-  bool warm_large = true;     // a row above 64 MiB warms up (warmup_for): its family is new here
+  bool warm_large = true;     // a row above kLargeRowBytes warms up (warmup_for)
   int round = 0;              // the visit's round in the run's schedule (runner.hpp)
 };
 
@@ -156,12 +159,9 @@ std::int64_t batch_for(std::uint64_t bytes);
 
 // Warm-up messages before a visit's timed loop: --xfer_warmup, but no more than 64 MiB worth
 // (at least one), so a 1 GiB row warms up with one message instead of five; and a row above
-// 64 MiB warms up only where no row of its family has run yet in this process (Row::warm_large):
-// its buffers are touched by the fill and the poison already, one message of that size costs as
-// much as the timed one, and on the H100 and H200 VMs such a message took no longer than the
-// timed ones once the family had run at any size, nor did visits without one read differently
-// (docs/results/2026-11-24-pinned-and-warm; a path whose first use of a new buffer costs more,
-// such as device buffers mapped by CUDA IPC, warms up every visit instead: runner.cpp).
+// kLargeRowBytes warms up only where Row::warm_large says so (Runner::row_for: its buffers are
+// touched by the fill and the poison already, and one message of that size costs as much as the
+// timed one).
 int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds

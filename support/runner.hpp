@@ -85,6 +85,7 @@ class Runner {
   double slowdown_pct_ = 0;
   std::string last_row_;
   std::set<std::string> warmed_;  // families with a row measured in this process (any size)
+  std::set<std::string> warmed_large_;  // ... with a row above kLargeRowBytes measured
   std::string stop_reason_;
 };
 
