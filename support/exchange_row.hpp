@@ -67,7 +67,7 @@ void exchange_row_via(
 
   // Every receiver checks what arrived (in ping-pong the leader checks the echo).
   if (!check_ok(visit, h, row, "validate",
-              [&] { b->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
+                [&] { b->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
     return;
 
   report_row(visit, row, m, batch, directions(mode), static_cast<int>(h.config.rank_pairs.size()));

@@ -83,8 +83,8 @@ Row Runner::row_for(const Slot& slot) const {
   // maps it (CUDA IPC), and a message there is cheap. mpi_host does at its family's first big
   // row in the process: there the first big message took 1.06-1.73x a timed one even after the
   // family's small rows (medians of three leases), and without it 256 MiB read up to 1.12x
-  // osu_latency (docs/results/2026-11-25-robust-visits). Other host paths only where the family is new:
-  // there the first big message took as long as the rest once the family had run.
+  // osu_latency (docs/results/2026-11-25-robust-visits). Other host paths warm up only where the
+  // family is new: there the first big message took as long as the rest once the family had run.
   const bool device_only = spec.path == "mpi_cuda_aware" || spec.path == "nccl_sendrecv" ||
                            spec.path == "memcpy_peer";
   const bool first_big_host_mpi = spec.path == "mpi_host" && warmed_large_.count(spec.family) == 0;

@@ -2,10 +2,11 @@
 
 What a user relies on: a shift between visits (a neighbour's job, a clock that moved) widens the
 stated interval instead of hiding in it; every rank runs the visits in the same order, however
-slow one of them is; a row above 64 MiB warms up only where its family is new in the process;
-random interleaving shuffles the order but not the document; every visit
-checks the bytes it moved; --xfer_merge makes one result of separate jobs and refuses files
-that are not jobs of one run; and every result file is strict JSON.
+slow one of them is; a row above 64 MiB warms up only where its family is new in the process
+(mpi_host: where it is the family's first row that big); random interleaving shuffles the order
+but not the document; every visit checks the bytes it moved; --xfer_merge makes one result of
+separate jobs and refuses files that are not jobs of one run; and every result file is strict
+JSON.
 """
 
 import json
