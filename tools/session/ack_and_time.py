@@ -171,17 +171,21 @@ def time_breakdown(session, docs, out):
 def report(description, sections, argv=None):
     """The command line of a session report: SESSION_DIR... [--json OUT]. Each of `sections`
     is called as section(session, docs, out) for every session, in order; it prints its
-    figures and stores them in `out`, which --json writes, keyed by session."""
+    figures and stores them in `out`, which --json writes, keyed by session. A session whose
+    files cannot be read ends it with one line naming them, and exit status 2."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR")
     parser.add_argument("--json", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     everything = {}
     for session in args.sessions:
-        docs = documents(session)
         out = {}
-        for section in sections:
-            section(session, docs, out)
+        try:
+            docs = documents(session)
+            for section in sections:
+                section(session, docs, out)
+        except (OSError, ValueError, tarfile.TarError) as e:
+            parser.exit(2, f"{parser.prog}: {session}: cannot read the session: {e}\n")
         everything[session] = out
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

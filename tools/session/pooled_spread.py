@@ -38,10 +38,16 @@ def pairs_of(path):
     return found
 
 
-def pooled(files):
+def pooled(files, fail):
     rows = {}
     for path in files:
-        for row, mine, theirs in pairs_of(path):
+        try:
+            found = pairs_of(path)
+        except (OSError, ValueError) as e:
+            fail(f"{path}: {e}")
+        except (AttributeError, KeyError, TypeError):
+            fail(f"{path}: expected a targets.json of rerun_targets.py or a matched.json")
+        for row, mine, theirs in found:
             r = rows.setdefault(row, {"sessions": [], "x": [0.0, 0], "o": [0.0, 0]})
             sx, so = ack_and_time.spread_pct(mine), ack_and_time.spread_pct(theirs)
             r["sessions"].append({"file": path, "xferbench": sx, "osu": so, "rounds": len(mine)})
@@ -74,7 +80,7 @@ def main(argv=None):
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--json", help="also write the figures as JSON")
     args = parser.parse_args(argv)
-    result = pooled(args.files)
+    result = pooled(args.files, lambda line: parser.exit(2, f"{parser.prog}: {line}\n"))
     print(f"pooled over {len(args.files)} files: spread of log time (%), xferbench / OSU")
     for row in sorted(result, key=lambda r: (r.split()[2], int(r.split()[-1]))):
         e = result[row]
