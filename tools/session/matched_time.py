@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The reproducibility target's six ping-pong rows at osu_latency's time, from sessions of
-tools/session/targets (phase matched:N).
+"""The reproducibility target's ping-pong rows against osu_latency at OSU's time, and the D D
+rows under CUDA MPS, from sessions of tools/session/targets (phases matched:N and mps:N).
 
     tools/session/matched_time.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
@@ -12,10 +12,22 @@ SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
            xferbench / OSU of the same round, and the seconds each spent timing one round's
            messages (xferbench: messages x 2 x one-way time; OSU: its iterations x 2 x latency,
            10,000 up to 8 KiB and 1,000 above, or the -i the command gave).
-The OSU runs are taken from the log in order: run this phase in a session of its own.
+  mps, monitor
+           per condition (mps: off, or under CUDA MPS: on; monitor: quiet, or polled by
+           nvidia-smi) and row (mpi_cuda_aware ping-pong and osu_latency D D at 8 B, 1 MiB,
+           256 MiB): each round's figures (KIND-CONDITION-N.json; OSU's by the step names in
+           walls.txt), each one's spread over the rounds (sd of log, %), the mean ratio
+           xferbench / OSU, how many of xferbench's visits read over 1.08x their row's median,
+           and how often nvidia-smi (smi.csv) saw each clock event reason.
+  single   mpi_host ping-pong at 256 MiB alone (single-default-N.json: one timed message a
+           job; single-long-N.json: about ten) and osu_latency H H at 256 MiB (loop: -i 100
+           -x 10; three: -i 3 -x 0), each round's figure, their mean and spread.
+The OSU runs are taken from the log in order: run each phase in a session of its own.
 """
 
 import collections
+import lzma
+import os
 import statistics
 import sys
 
@@ -87,8 +99,132 @@ def matched(session, docs, out):
     out["matched"] = result
 
 
+def xfer_latency(document):
+    """{size: one-way us} of a result file's ping-pong rows."""
+    found = {}
+    for row in document["benchmarks"]:
+        if row.get("run_type") == "iteration" and "latency_us" in row:
+            found[int(row["name"].split("/bytes:")[1].split("/")[0])] = row["latency_us"]
+    return found
+
+
+def clock_reasons(session):
+    """{reason: samples} over smi.csv's (or smi.csv.xz's) lines: nvidia-smi's active clock event
+    reasons."""
+    counts = collections.Counter()
+    for name, opener in (("smi.csv", open), ("smi.csv.xz", lzma.open)):
+        try:
+            with opener(os.path.join(session, name), "rt", encoding="utf-8") as f:
+                for line in f:
+                    reason = line.rsplit(",", 1)[-1].strip()
+                    if reason.startswith("0x"):
+                        counts[reason] += 1
+            break
+        except FileNotFoundError:
+            continue
+    return dict(counts)
+
+
+CONDITIONS = {"mps": ("off", "on"), "monitor": ("quiet", "polled")}
+
+
+def slow_visits(documents):
+    """(visits, visits over 1.08x their row's median) of the result files' ping-pong rows."""
+    total = slow = 0
+    rows = collections.defaultdict(list)
+    for document in documents:
+        for row, visits in document["context"]["xferbench"]["visits"].items():
+            rows[row] += [v["latency_us"] for v in visits if "latency_us" in v]
+    for values in rows.values():
+        median = statistics.median(values)
+        total += len(values)
+        slow += sum(v > 1.08 * median for v in values)
+    return total, slow
+
+
+def conditions(session, docs, out):
+    """Phases mps:N and monitor:N: mpi_cuda_aware and osu_latency D D under two conditions."""
+    # OSU's runs in the log are in the order of their step names in walls.txt.
+    walls = [n for n in rerun_targets.read_walls(session) if n.startswith("osu_latency")]
+    osu_runs = [
+        peer_ratios.osu_run(command, output)
+        for command, output in peer_ratios.blocks(rerun_targets.read_log(session))
+    ]
+    osu_runs = [run for run in osu_runs if run and run["test"] == "osu_latency"]
+    osu = collections.defaultdict(dict)  # (condition, size): {round: us}
+    for name, run in zip(walls, osu_runs):
+        size, tag = name.split("-")[2:4]  # osu_latency-DD-SIZE-CONDITIONROUND
+        condition = tag.rstrip("0123456789")
+        osu[(condition, int(size))][int(tag[len(condition) :])] = run["values"][int(size)]
+    for kind, pair in CONDITIONS.items():
+        if not ack_and_time.numbered(docs, f"{kind}-{pair[0]}"):
+            continue
+        print(f"== {session}: mpi_cuda_aware ping-pong and osu_latency D D, {kind}: {pair}")
+        result = {"clock_event_reasons": clock_reasons(session)}
+        for condition in pair:
+            rounds = ack_and_time.numbered(docs, f"{kind}-{condition}")
+            mine = [xfer_latency(docs[n]) for n in rounds]
+            for size in SIZES:
+                xs = [m[size] for m in mine if size in m]
+                theirs = [osu[(condition, size)][r] for r in sorted(osu[(condition, size)])]
+                if not xs or len(xs) != len(theirs):
+                    print(f"  {condition} {size}: {len(xs)} rounds of ours, {len(theirs)} of OSU")
+                    continue
+                entry = {
+                    "xferbench_us": xs,
+                    "osu_us": theirs,
+                    "xferbench_spread_pct": ack_and_time.spread_pct(xs),
+                    "osu_spread_pct": ack_and_time.spread_pct(theirs),
+                    "mean_ratio": statistics.mean(a / b for a, b in zip(xs, theirs)),
+                }
+                result[f"{condition}/bytes:{size}"] = entry
+                print(
+                    f"  {condition:6s} {size:9d} B: xferbench {statistics.mean(xs):9.2f} us, "
+                    f"spread {entry['xferbench_spread_pct']:.2f}%; OSU "
+                    f"{statistics.mean(theirs):9.2f} us, spread {entry['osu_spread_pct']:.2f}%; "
+                    f"ratio {entry['mean_ratio']:.3f}"
+                )
+            total, slow = slow_visits(docs[n] for n in rounds)
+            result[f"{condition}/slow_visits"] = [slow, total]
+            print(f"  {condition:6s} visits over 1.08x their row's median: {slow} of {total}")
+        print(f"  nvidia-smi clock event reasons (samples): {result['clock_event_reasons']}")
+        out[kind] = result
+
+
+def single(session, docs, out):
+    """Phase single:N: mpi_host ping-pong at 256 MiB alone, one timed message a job and about ten,
+    against osu_latency H H in a loop of 100 and in three messages without warm-up."""
+    if not ack_and_time.numbered(docs, "single-default"):
+        return
+    walls = [n for n in rerun_targets.read_walls(session) if n.startswith("osu_latency")]
+    osu_runs = [
+        peer_ratios.osu_run(command, output)
+        for command, output in peer_ratios.blocks(rerun_targets.read_log(session))
+    ]
+    osu_runs = [run for run in osu_runs if run and run["test"] == "osu_latency"]
+    series = collections.defaultdict(list)
+    for name, run in zip(walls, osu_runs):
+        series["osu " + name.rsplit("-", 1)[1].rstrip("0123456789")] += run["values"].values()
+    for variant in ("default", "long"):
+        for name in ack_and_time.numbered(docs, f"single-{variant}"):
+            series[f"xferbench {variant}"] += xfer_latency(docs[name]).values()
+    print(f"== {session}: mpi_host ping-pong at 256 MiB alone against osu_latency H H (us)")
+    result = {}
+    for label, values in series.items():
+        result[label] = {
+            "us": values,
+            "mean_us": statistics.mean(values),
+            "spread_pct": ack_and_time.spread_pct(values),
+        }
+        print(
+            f"  {label:18s} mean {statistics.mean(values):9.1f}, spread "
+            f"{result[label]['spread_pct']:.2f}%: {[round(v) for v in values]}"
+        )
+    out["single"] = result
+
+
 def main():
-    return ack_and_time.report(__doc__.split("\n\n")[0], [matched])
+    return ack_and_time.report(__doc__.split("\n\n")[0], [matched, conditions, single])
 
 
 if __name__ == "__main__":
