@@ -22,6 +22,9 @@ SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
   single   mpi_host ping-pong at 256 MiB alone (single-default-N.json: one timed message a
            job; single-long-N.json: about ten) and osu_latency H H at 256 MiB (loop: -i 100
            -x 10; three: -i 3 -x 0), each round's figure, their mean and spread.
+  short    mpi_cuda_aware ping-pong at 8 B and 256 MiB at the default time (short-N.json)
+           against osu_latency D D given as many round trips (three launches of -i 200 and
+           -i 25, averaged) and at its own (-i 10000 and -i 100): each one's spread.
 The OSU runs are taken from the log in order: run each phase in a session of its own.
 """
 
@@ -99,6 +102,18 @@ def matched(session, docs, out):
     out["matched"] = result
 
 
+def osu_steps(session):
+    """[(step name, OSU run)] of the session's osu_latency steps, in order: walls.txt names each
+    step and session.log holds their output in the same order."""
+    with open(os.path.join(session, "walls.txt"), encoding="utf-8") as f:
+        names = [line.split()[0] for line in f if line.startswith("osu_latency")]
+    runs = [
+        peer_ratios.osu_run(command, output)
+        for command, output in peer_ratios.blocks(rerun_targets.read_log(session))
+    ]
+    return list(zip(names, [run for run in runs if run and run["test"] == "osu_latency"]))
+
+
 def xfer_latency(document):
     """{size: one-way us} of a result file's ping-pong rows."""
     found = {}
@@ -144,15 +159,8 @@ def slow_visits(documents):
 
 def conditions(session, docs, out):
     """Phases mps:N and monitor:N: mpi_cuda_aware and osu_latency D D under two conditions."""
-    # OSU's runs in the log are in the order of their step names in walls.txt.
-    walls = [n for n in rerun_targets.read_walls(session) if n.startswith("osu_latency")]
-    osu_runs = [
-        peer_ratios.osu_run(command, output)
-        for command, output in peer_ratios.blocks(rerun_targets.read_log(session))
-    ]
-    osu_runs = [run for run in osu_runs if run and run["test"] == "osu_latency"]
     osu = collections.defaultdict(dict)  # (condition, size): {round: us}
-    for name, run in zip(walls, osu_runs):
+    for name, run in osu_steps(session):
         size, tag = name.split("-")[2:4]  # osu_latency-DD-SIZE-CONDITIONROUND
         condition = tag.rstrip("0123456789")
         osu[(condition, int(size))][int(tag[len(condition) :])] = run["values"][int(size)]
@@ -196,14 +204,8 @@ def single(session, docs, out):
     against osu_latency H H in a loop of 100 and in three messages without warm-up."""
     if not ack_and_time.numbered(docs, "single-default"):
         return
-    walls = [n for n in rerun_targets.read_walls(session) if n.startswith("osu_latency")]
-    osu_runs = [
-        peer_ratios.osu_run(command, output)
-        for command, output in peer_ratios.blocks(rerun_targets.read_log(session))
-    ]
-    osu_runs = [run for run in osu_runs if run and run["test"] == "osu_latency"]
     series = collections.defaultdict(list)
-    for name, run in zip(walls, osu_runs):
+    for name, run in osu_steps(session):
         series["osu " + name.rsplit("-", 1)[1].rstrip("0123456789")] += run["values"].values()
     for variant in ("default", "long"):
         for name in ack_and_time.numbered(docs, f"single-{variant}"):
@@ -223,8 +225,41 @@ def single(session, docs, out):
     out["single"] = result
 
 
+def short(session, docs, out):
+    """Phase short:N: mpi_cuda_aware ping-pong at 8 B and 256 MiB at the default time against
+    osu_latency D D given as many round trips (the mean of three launches) and at its own."""
+    names = ack_and_time.numbered(docs, "short")
+    if not names:
+        return
+    osu = collections.defaultdict(lambda: collections.defaultdict(list))  # (kind, size): round
+    for name, run in osu_steps(session):
+        parts = name.split("-")  # osu_latency-DD-SIZE-{shortR-J,fullR}
+        kind = parts[3].rstrip("0123456789")
+        if kind in ("short", "full"):
+            size = int(parts[2])
+            osu[(kind, size)][int(parts[3][len(kind) :])].append(run["values"][size])
+    print(f"== {session}: mpi_cuda_aware ping-pong against osu_latency D D at the same time")
+    result = {}
+    for size in (8, 256 << 20):
+        series = {
+            "xferbench, default time": [xfer_latency(docs[n])[size] for n in names],
+            "OSU, the same round trips": [
+                statistics.mean(v) for _, v in sorted(osu[("short", size)].items())
+            ],
+            "OSU, its own time": [v[0] for _, v in sorted(osu[("full", size)].items())],
+        }
+        result[size] = {}
+        for label, values in series.items():
+            result[size][label] = {"us": values, "spread_pct": ack_and_time.spread_pct(values)}
+            print(
+                f"  {size:9d} B {label:26s} mean {statistics.mean(values):8.2f} us, spread "
+                f"{result[size][label]['spread_pct']:.2f}% over {len(values)} rounds"
+            )
+    out["short"] = result
+
+
 def main():
-    return ack_and_time.report(__doc__.split("\n\n")[0], [matched, conditions, single])
+    return ack_and_time.report(__doc__.split("\n\n")[0], [matched, conditions, single, short])
 
 
 if __name__ == "__main__":

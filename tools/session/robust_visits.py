@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Would a robust figure per visit steady the default run? From a session of
-tools/session/targets (runs:N) made with commit 2d55315, whose visits carry `robust`: the
-quartiles of the visit's samples and the mean of those at most 2x and 3x the median and under
-Tukey's far fence (Q3 + 3 IQR). That commit was reverted after this answered no.
+"""Would a robust figure per visit steady the default run, and how often is a whole visit slow?
+From sessions of tools/session/targets (runs:N). Section robust needs commit 2d55315's runs,
+whose visits carry `robust`: the quartiles of the visit's samples and the mean of those at most
+2x and 3x the median and under Tukey's far fence (Q3 + 3 IQR). That commit was reverted after
+this answered no.
 
     tools/session/robust_visits.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
@@ -10,6 +11,9 @@ Tukey's far fence (Q3 + 3 IQR). That commit was reverted after this answered no.
           the median, and the three trimmed means), the median, 75th and 90th percentile over
           rows of the per-row spread over the runs (sd of log, %), with the row's figure the
           mean of its visits' figures; and the six rows of the reproducibility target.
+  slow    per path, how many of the session's visits read over 1.08x the median of their row's
+          visits in all its default runs (a slow visit: one slow spell of the machine, the
+          visit's own samples steady).
 """
 
 import collections
@@ -70,8 +74,31 @@ def robust(session, docs, out):
     out["robust"] = result
 
 
+SLOW = 1.08  # a visit over this times its row's median
+
+
+def slow(session, docs, out):
+    names = ack_and_time.numbered(docs, "run")
+    if not names:
+        return
+    rows = collections.defaultdict(list)
+    for name in names:
+        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+            rows[row] += [v["latency_us"] for v in visits if "latency_us" in v]
+    counts = collections.defaultdict(lambda: [0, 0])  # path: [slow, visits]
+    for row, values in rows.items():
+        median = statistics.median(values)
+        count = counts[row.split("/", 1)[0]]
+        count[0] += sum(v > SLOW * median for v in values)
+        count[1] += len(values)
+    print(f"== {session}: visits over {SLOW}x their row's median, {len(names)} default runs")
+    for path, (n, total) in sorted(counts.items()):
+        print(f"  {path:15s} {n:4d} of {total:5d} ({100 * n / total:.1f}%)")
+    out["slow_visits"] = {path: {"slow": n, "visits": total} for path, (n, total) in counts.items()}
+
+
 def main():
-    return ack_and_time.report(__doc__.split("\n\n")[0], [robust])
+    return ack_and_time.report(__doc__.split("\n\n")[0], [robust, slow])
 
 
 if __name__ == "__main__":
