@@ -174,7 +174,8 @@ void staging_row(Visit& visit, const Harness& h, const Row& row, const StagingFa
 }  // namespace
 
 void register_host_staging(Registry& registry) {
-  gpu::register_copy_families(registry, "host_staging", gpu::plan_host_staging, staging_row);
+  gpu::register_copy_families(registry, "host_staging", gpu::plan_host_staging, staging_row,
+                              BigWarmUp::NewFamily);
 }
 
 }  // namespace xfer

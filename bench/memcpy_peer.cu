@@ -175,7 +175,8 @@ void peer_row(Visit& visit, const Harness& h, const Row& row, const PeerFamily& 
 }  // namespace
 
 void register_memcpy_peer(Registry& registry) {
-  gpu::register_copy_families(registry, "memcpy_peer", gpu::plan_memcpy_peer, peer_row);
+  gpu::register_copy_families(registry, "memcpy_peer", gpu::plan_memcpy_peer, peer_row,
+                              BigWarmUp::EveryVisit);
 }
 
 }  // namespace xfer

@@ -46,7 +46,8 @@ void register_mpi_cuda_aware(Registry& registry) {
         "mpi_cuda_aware", exchange_family("mpi_cuda_aware", mode, registry.config(), true),
         [mode, device = gpu.device](Visit& visit, const Harness& h, const Row& row) {
           exchange(visit, h, row, mode, device);
-        });
+        },
+        BigWarmUp::EveryVisit);
   }
 }
 

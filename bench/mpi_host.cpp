@@ -29,10 +29,10 @@ void register_mpi_host(Registry& registry) {
     return;
   }
   for (const Mode mode : all_modes()) {
-    registry.add("mpi_host", exchange_family("mpi_host", mode, registry.config(), true),
-                 [mode](Visit& visit, const Harness& h, const Row& row) {
-                   exchange(visit, h, row, mode);
-                 });
+    registry.add(
+        "mpi_host", exchange_family("mpi_host", mode, registry.config(), true),
+        [mode](Visit& visit, const Harness& h, const Row& row) { exchange(visit, h, row, mode); },
+        BigWarmUp::FirstInProcess);
   }
 }
 

@@ -58,11 +58,12 @@ void register_nccl_sendrecv(Registry& registry) {
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
   for (const Mode mode : all_modes()) {
-    registry.add("nccl_sendrecv", exchange_family("nccl_sendrecv", mode, registry.config()),
-                 [mode, device = gpu.device, shared](Visit& visit, const Harness& h,
-                                                     const Row& row) {
-                   exchange(visit, h, row, mode, device, *shared);
-                 });
+    registry.add(
+        "nccl_sendrecv", exchange_family("nccl_sendrecv", mode, registry.config()),
+        [mode, device = gpu.device, shared](Visit& visit, const Harness& h, const Row& row) {
+          exchange(visit, h, row, mode, device, *shared);
+        },
+        BigWarmUp::EveryVisit);
   }
 }
 

@@ -26,11 +26,13 @@ void Registry::skip(const std::string& path, const std::string& reason) {
   skips_.push_back({path, reason});
 }
 
-void Registry::add(const std::string& path, const std::string& family, BenchFn fn) {
+void Registry::add(const std::string& path, const std::string& family, BenchFn fn,
+                   BigWarmUp big_warm_up) {
   ++families_;
   for (const std::uint64_t bytes : config_.sizes) {
     const std::uint64_t seed = pattern_seed(bytes, rows_.size() + 1);
-    rows_.push_back({family + "/bytes:" + std::to_string(bytes), family, path, bytes, seed, fn});
+    rows_.push_back(
+        {family + "/bytes:" + std::to_string(bytes), family, path, bytes, seed, fn, big_warm_up});
   }
 }
 

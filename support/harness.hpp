@@ -28,8 +28,20 @@ struct Harness {
   Watchdog& watchdog;  // a rank that fails tells it (after_failure) before agreeing
 };
 
-// Rows above this warm up with one message, and only where Runner::row_for says (warm_large).
+// Rows above this warm up with one message, and only where their path's BigWarmUp says
+// (Runner::row_for sets Row::warm_large).
 constexpr std::uint64_t kLargeRowBytes = std::uint64_t{64} << 20;
+
+// When a path's rows above kLargeRowBytes warm up (a path says so in Registry::add). Warming up
+// a big row costs a message of up to a GiB, so it is done only where a first message was seen
+// to be slower than the rest (docs/results/2026-11-24-pinned-and-warm,
+// docs/results/2026-11-25-robust-visits).
+enum class BigWarmUp {
+  EveryVisit,      // device buffers: a new one's first message maps it (CUDA IPC), and is cheap
+  FirstInProcess,  // the first big row of the family in each process (mpi_host: its first big
+                   // message took 1.06-1.77x the rest even after the family's small rows)
+  NewFamily,       // only where the family has not run in this process yet
+};
 
 // One visit of one row. Its pattern seed is the visit's, the same on every rank.
 struct Row {
@@ -99,6 +111,7 @@ struct RowSpec {
   std::uint64_t bytes;
   std::uint64_t seed;  // the row's; each visit's is derived from it
   BenchFn fn;
+  BigWarmUp big_warm_up = BigWarmUp::NewFamily;
 };
 
 class Registry {
@@ -117,7 +130,8 @@ class Registry {
   void skip(const std::string& path, const std::string& reason);
   // Adds `family` (a path, optionally with "/key:value" variant parts) at every size. Which of
   // these rows run is for the selection (support/selection.hpp) to say.
-  void add(const std::string& path, const std::string& family, BenchFn fn);
+  void add(const std::string& path, const std::string& family, BenchFn fn,
+           BigWarmUp big_warm_up = BigWarmUp::NewFamily);
 
   const std::vector<Skip>& skips() const { return skips_; }
   const std::vector<RowSpec>& rows() const { return rows_; }
@@ -159,9 +173,9 @@ std::int64_t batch_for(std::uint64_t bytes);
 
 // Warm-up messages before a visit's timed loop: --xfer_warmup, but no more than 64 MiB worth
 // (at least one), so a 1 GiB row warms up with one message instead of five; and a row above
-// kLargeRowBytes warms up only where Row::warm_large says so (Runner::row_for: its buffers are
-// touched by the fill and the poison already, and one message of that size costs as much as the
-// timed one).
+// kLargeRowBytes warms up only where Row::warm_large says so (its path's BigWarmUp: its buffers
+// are touched by the fill and the poison already, and one message of that size costs as much as
+// the timed one).
 int warmup_for(const Config& config, const Row& row);
 
 // The timed loop every path uses. `timed_batch` moves `batch` messages and returns the seconds

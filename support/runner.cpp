@@ -79,17 +79,12 @@ Row Runner::row_for(const Slot& slot) const {
   const std::uint64_t seed = mix64(spec.seed + ordinal);
   double scale = random_factor(h_.config.test_shift_pct, mix64(seed ^ 0x5EEDULL));
   if (slowdown_ && std::regex_search(spec.name, *slowdown_)) scale *= 1 + slowdown_pct_ / 100;
-  // Which rows above kLargeRowBytes warm up. Device buffers always do: a new one's first message
-  // maps it (CUDA IPC), and a message there is cheap. mpi_host does at its family's first big
-  // row in the process: there the first big message took 1.06-1.73x a timed one even after the
-  // family's small rows (medians of three leases), and without it 256 MiB read up to 1.12x
-  // osu_latency (docs/results/2026-11-25-robust-visits). Other host paths warm up only where the
-  // family is new: there the first big message took as long as the rest once the family had run.
-  const bool device_only = spec.path == "mpi_cuda_aware" || spec.path == "nccl_sendrecv" ||
-                           spec.path == "memcpy_peer";
-  const bool first_big_host_mpi = spec.path == "mpi_host" && warmed_large_.count(spec.family) == 0;
-  Row row{spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale,
-          device_only || first_big_host_mpi || warmed_.count(spec.family) == 0};
+  // Whether a row above kLargeRowBytes warms up: its path's BigWarmUp (harness.hpp).
+  const bool family_new = warmed_.count(spec.family) == 0;
+  const bool warm_large =
+      spec.big_warm_up == BigWarmUp::EveryVisit || family_new ||
+      (spec.big_warm_up == BigWarmUp::FirstInProcess && warmed_large_.count(spec.family) == 0);
+  Row row{spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale, warm_large};
   row.round = slot.round;
   return row;
 }

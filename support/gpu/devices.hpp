@@ -77,7 +77,7 @@ void announce_gpus(Registry& registry, const std::vector<std::pair<int, int>>& p
 // `row(visit, harness, row, family, may_hold)` clears once a stream hold gave up.
 template <class PlanFn, class RowFn>
 void register_copy_families(Registry& registry, const std::string& path, PlanFn plan_for,
-                            RowFn row_fn) {
+                            RowFn row_fn, BigWarmUp big_warm_up) {
   const World& world = registry.world();
   const GpuFacts facts = share_gpu_facts(world, world.is_root() ? probe_gpu_facts() : GpuFacts{});
   const auto plan = plan_for(registry.config().gpus, facts);
@@ -95,7 +95,8 @@ void register_copy_families(Registry& registry, const std::string& path, PlanFn 
         path, family.name(),
         [family, may_hold, row_fn](Visit& visit, const Harness& h, const Row& row) {
           row_fn(visit, h, row, family, *may_hold);
-        });
+        },
+        big_warm_up);
   }
 }
 
