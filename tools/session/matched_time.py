@@ -37,6 +37,7 @@ import sys
 import ack_and_time  # this folder's: the session's result files, spread_pct
 import peer_ratios
 import rerun_targets
+import robust_visits
 
 ROWS = [  # (xferbench family, OSU buffers)
     ("mpi_host/mode:pingpong", "H"),
@@ -143,20 +144,6 @@ def clock_reasons(session):
 CONDITIONS = {"mps": ("off", "on"), "monitor": ("quiet", "polled")}
 
 
-def slow_visits(documents):
-    """(visits, visits over 1.08x their row's median) of the result files' ping-pong rows."""
-    total = slow = 0
-    rows = collections.defaultdict(list)
-    for document in documents:
-        for row, visits in document["context"]["xferbench"]["visits"].items():
-            rows[row] += [v["latency_us"] for v in visits if "latency_us" in v]
-    for values in rows.values():
-        median = statistics.median(values)
-        total += len(values)
-        slow += sum(v > 1.08 * median for v in values)
-    return total, slow
-
-
 def conditions(session, docs, out):
     """Phases mps:N and monitor:N: mpi_cuda_aware and osu_latency D D under two conditions."""
     osu = collections.defaultdict(dict)  # (condition, size): {round: us}
@@ -164,11 +151,12 @@ def conditions(session, docs, out):
         size, tag = name.split("-")[2:4]  # osu_latency-DD-SIZE-CONDITIONROUND
         condition = tag.rstrip("0123456789")
         osu[(condition, int(size))][int(tag[len(condition) :])] = run["values"][int(size)]
+    reasons = clock_reasons(session)
     for kind, pair in CONDITIONS.items():
         if not ack_and_time.numbered(docs, f"{kind}-{pair[0]}"):
             continue
         print(f"== {session}: mpi_cuda_aware ping-pong and osu_latency D D, {kind}: {pair}")
-        result = {"clock_event_reasons": clock_reasons(session)}
+        result = {"clock_event_reasons": reasons}
         for condition in pair:
             rounds = ack_and_time.numbered(docs, f"{kind}-{condition}")
             mine = [xfer_latency(docs[n]) for n in rounds]
@@ -192,9 +180,13 @@ def conditions(session, docs, out):
                     f"{statistics.mean(theirs):9.2f} us, spread {entry['osu_spread_pct']:.2f}%; "
                     f"ratio {entry['mean_ratio']:.3f}"
                 )
-            total, slow = slow_visits(docs[n] for n in rounds)
+            counts = robust_visits.slow_visits(docs[n] for n in rounds).values()
+            slow, total = (sum(c[i] for c in counts) for i in (0, 1))
             result[f"{condition}/slow_visits"] = [slow, total]
-            print(f"  {condition:6s} visits over 1.08x their row's median: {slow} of {total}")
+            print(
+                f"  {condition:6s} visits over {robust_visits.SLOW}x their row's median: "
+                f"{slow} of {total}"
+            )
         print(f"  nvidia-smi clock event reasons (samples): {result['clock_event_reasons']}")
         out[kind] = result
 

@@ -77,20 +77,27 @@ def robust(session, docs, out):
 SLOW = 1.08  # a visit over this times its row's median
 
 
-def slow(session, docs, out):
-    names = ack_and_time.numbered(docs, "run")
-    if not names:
-        return
+def slow_visits(documents):
+    """{path: [visits over SLOW x their row's median, visits]} over the result files' visits,
+    each row's median taken over its visits in all of them."""
     rows = collections.defaultdict(list)
-    for name in names:
-        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+    for document in documents:
+        for row, visits in document["context"]["xferbench"]["visits"].items():
             rows[row] += [v["latency_us"] for v in visits if "latency_us" in v]
-    counts = collections.defaultdict(lambda: [0, 0])  # path: [slow, visits]
+    counts = collections.defaultdict(lambda: [0, 0])
     for row, values in rows.items():
         median = statistics.median(values)
         count = counts[row.split("/", 1)[0]]
         count[0] += sum(v > SLOW * median for v in values)
         count[1] += len(values)
+    return counts
+
+
+def slow(session, docs, out):
+    names = ack_and_time.numbered(docs, "run")
+    if not names:
+        return
+    counts = slow_visits(docs[name] for name in names)
     print(f"== {session}: visits over {SLOW}x their row's median, {len(names)} default runs")
     for path, (n, total) in sorted(counts.items()):
         print(f"  {path:15s} {n:4d} of {total:5d} ({100 * n / total:.1f}%)")
