@@ -21,6 +21,7 @@ import argparse
 import collections
 import io
 import json
+import lzma
 import os
 import re
 import statistics
@@ -184,7 +185,7 @@ def report(description, sections, argv=None):
             docs = documents(session)
             for section in sections:
                 section(session, docs, out)
-        except (OSError, ValueError, tarfile.TarError) as e:
+        except (OSError, ValueError, tarfile.TarError, lzma.LZMAError) as e:
             parser.exit(2, f"{parser.prog}: {session}: cannot read the session: {e}\n")
         everything[session] = out
     if args.json:
