@@ -207,15 +207,23 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
   std::vector<double> means, medians, p90s, p99s;
   double fastest = 0;
   double within_sq = 0;
+  int with_spread = 0;
   double floor = 0;
   f.min_s = jobs.front().min_s;
   for (const JobFigure& j : jobs) {
     means.push_back(j.one_way_s);
     fastest += j.fastest_s;
-    // A job's own interval without the floor it added: the spread of its visits.
+    // A job's own interval without the floor it added: the spread of its visits. A job of one
+    // visit of one sample (a 1 GiB round trip in its share of the time) has none: it states
+    // 100%, which says "unknown", not a spread, so it adds nothing here; the spread between
+    // the jobs, which holds that message's own variation, speaks for it.
+    if (j.visits == 1 && j.samples == 1) continue;
     const double visits_pct =
         std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
     within_sq += std::pow(visits_pct / 100 * j.one_way_s, 2);
+    ++with_spread;
+  }
+  for (const JobFigure& j : jobs) {
     floor = std::max(floor, j.floor_pct);
     f.messages += j.messages;
     f.visits += j.visits;
@@ -235,7 +243,10 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
   f.batch = jobs.front().batch;
   f.pairs = jobs.front().pairs;
   f.floor_pct = jobs.size() >= 3 ? 0 : floor;
-  f.ci95_pct = stated_ci95_pct(means, std::sqrt(within_sq) / n / f.one_way_s * 100, f.floor_pct);
+  // The jobs with a spread of their own stand for all n in the mean's within-visit term.
+  const double within_pct =
+      with_spread == 0 ? 0 : std::sqrt(within_sq / with_spread / n) / f.one_way_s * 100;
+  f.ci95_pct = stated_ci95_pct(means, within_pct, f.floor_pct);
   // Quantiles of the merged samples are not in the files; the jobs' median stands for them.
   f.median_s = median_of(medians);
   f.p90_s = median_of(p90s);

@@ -3,7 +3,8 @@
 //
 // A row's figure is the mean of its jobs' figures; its stated uncertainty comes from the spread
 // between the jobs (Student's t with jobs - 1 degrees of freedom), never below what the jobs'
-// own visits allow. With 3 or more jobs that spread is the between-process spread the floor of a
+// own visits allow (a job of one visit of one sample has no spread of its own, and adds none).
+// With 3 or more jobs that spread is the between-process spread the floor of a
 // single job stands in for, so the merged row carries no floor. The merged document is written
 // by Google Benchmark's own reporters, as a run's is; context.xferbench is the first file's,
 // with "jobs", "merged" (sources and seeds) and every job's visits.

@@ -272,6 +272,46 @@ class Merge(unittest.TestCase):
             args.append("--benchmark_out=" + out)
         return launch(ranks, args, timeout=120)
 
+    def test_jobs_of_one_message_each_state_the_spread_between_them(self):
+        # tools/run's jobs visit a row once; at 64 MiB a visit in its share of the time is one
+        # round trip, whose lone sample has no spread (the job states 100%). The merged row
+        # states the spread between the jobs, which a rerun confirms (docs/reproducibility.md),
+        # instead of 100 / sqrt(3) = 57.7% whatever the messages did.
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for job in range(3):
+                files.append(os.path.join(tmp, f"job{job}.json"))
+                proc = launch(
+                    2,
+                    [
+                        "--xfer_sizes=64MiB",
+                        "--benchmark_filter=mpi_host",
+                        "--xfer_max_time=0.001",
+                        "--xfer_jobs=3",
+                        "--xfer_visits=1",
+                        "--benchmark_out=" + files[-1],
+                    ],
+                )
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+            out = os.path.join(tmp, "merged.json")
+            proc = self.merge(files, out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out, encoding="utf-8") as f:
+                merged = strict_json(f.read())
+            jobs = []
+            for path in files:
+                with open(path, encoding="utf-8") as f:
+                    jobs.append(json.load(f))
+            self.assertEqual(len(rows(merged)), 1)
+            row = rows(merged)[0]
+            figures = [rows(job)[0] for job in jobs]
+            for figure in figures:
+                self.assertEqual((figure["samples"], figure["visits"]), (1, 1), figure)
+                self.assertGreaterEqual(figure["ci95_pct"], 100, figure)
+            between = between_ci95_pct([f["latency_us"] for f in figures])
+            self.assertAlmostEqual(row["ci95_pct"], between, delta=between * 1e-4 + 1e-9)
+            self.assertEqual(row["floor_pct"], 0)
+
     def test_two_jobs_merge_into_one_result_with_their_rows(self):
         with tempfile.TemporaryDirectory() as tmp:
             files = self.run_jobs(tmp)

@@ -1,5 +1,5 @@
-// The run's schedule of visits (runner.hpp) and how a row's visits become its figure
-// (visits.hpp).
+// The run's schedule of visits (runner.hpp), how a row's visits become its figure (visits.hpp),
+// and how the figures of separate jobs become one (merge.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "merge.hpp"
 #include "runner.hpp"
 #include "visits.hpp"
 
@@ -124,6 +125,45 @@ TEST(Combine, AStatedIntervalIsAlwaysFinite) {
   const Figure f = combine({measured(1e-6, 1, {1e-6})}, 0);
   EXPECT_TRUE(std::isfinite(f.ci95_pct));
   EXPECT_EQ(f.ci95_pct, 100);
+}
+
+Merge::JobFigure job(double seconds, int visits, std::size_t samples, double ci95_pct,
+                    double floor_pct) {
+  Merge::JobFigure j;
+  j.one_way_s = j.fastest_s = j.median_s = j.min_s = j.max_s = j.p90_s = j.p99_s = seconds;
+  j.messages = static_cast<std::int64_t>(samples);
+  j.visits = visits;
+  j.samples = samples;
+  j.ci95_pct = ci95_pct;
+  j.floor_pct = floor_pct;
+  return j;
+}
+
+TEST(CombineJobs, JobsOfOneMessageEachStateTheSpreadBetweenThem) {
+  // tools/run's three jobs of a 1 GiB row: one round trip each, whose lone sample states 100%
+  // (with the path's 8% floor). That says nothing of the row; the three messages' spread does.
+  const std::vector<Merge::JobFigure> jobs = {job(1.00e-1, 1, 1, std::hypot(100.0, 8.0), 8),
+                                              job(1.05e-1, 1, 1, std::hypot(100.0, 8.0), 8),
+                                              job(0.95e-1, 1, 1, std::hypot(100.0, 8.0), 8)};
+  const Figure f = Merge::combine_jobs(jobs, 1);
+  EXPECT_TRUE(f.error.empty());
+  EXPECT_NEAR(f.one_way_s, 1.0e-1, 1e-12);
+  EXPECT_EQ(f.floor_pct, 0);  // three jobs measured the spread the floor stands for
+  const double between = between_ci95_pct({1.00e-1, 1.05e-1, 0.95e-1});
+  EXPECT_NEAR(between, 4.303 * 0.05 / std::sqrt(3.0) * 100, 0.1);  // t(2) = 4.303: 12.4%
+  EXPECT_NEAR(f.ci95_pct, between, 1e-9);                          // was 100 / sqrt(3) = 57.7%
+}
+
+TEST(CombineJobs, JobsWithASpreadOfTheirOwnKeepItAsTheLeastTheyState) {
+  // Three jobs that agree exactly but whose visits each spread 10%: the merged interval is
+  // the mean's, 10 / sqrt(3), not the zero between them.
+  const std::vector<Merge::JobFigure> jobs = {job(2e-6, 1, 50, 10, 0), job(2e-6, 1, 50, 10, 0),
+                                              job(2e-6, 1, 50, 10, 0)};
+  EXPECT_NEAR(Merge::combine_jobs(jobs, 1).ci95_pct, 10 / std::sqrt(3.0), 1e-9);
+  // One job of a lone sample among them neither adds its 100% nor hides the others' spread.
+  const std::vector<Merge::JobFigure> mixed = {job(2e-6, 1, 50, 10, 0), job(2e-6, 1, 1, 100, 0),
+                                               job(2e-6, 1, 50, 10, 0)};
+  EXPECT_NEAR(Merge::combine_jobs(mixed, 1).ci95_pct, 10 / std::sqrt(3.0), 1e-9);
 }
 
 }  // namespace
