@@ -253,18 +253,31 @@ class EveryVisitValidates(unittest.TestCase):
 
 
 class Merge(unittest.TestCase):
-    def run_jobs(self, tmp, count=2, extra=()):
+    def run_jobs(self, tmp, count=2, extra=(), settings=QUICK):
         """Runs `count` jobs of one run (--xfer_jobs) into tmp; returns their files."""
         files = []
         for job in range(count):
             out = os.path.join(tmp, f"job{job}.json")
             proc = launch(
                 2,
-                QUICK + [f"--xfer_jobs={count}", "--benchmark_out=" + out] + list(extra),
+                list(settings) + [f"--xfer_jobs={count}", "--benchmark_out=" + out] + list(extra),
             )
             self.assertEqual(proc.returncode, 0, proc.stderr)
             files.append(out)
         return files
+
+    def merged_and_jobs(self, tmp, files):
+        """Merges `files` into tmp/merged.json; returns (merged document, the jobs' documents)."""
+        out = os.path.join(tmp, "merged.json")
+        proc = self.merge(files, out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out, encoding="utf-8") as f:
+            merged = strict_json(f.read())
+        jobs = []
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                jobs.append(json.load(f))
+        return merged, jobs
 
     def merge(self, files, out=None, ranks=0):
         args = ["--xfer_merge=" + ",".join(files)]
@@ -278,30 +291,13 @@ class Merge(unittest.TestCase):
         # states the spread between the jobs, which a rerun confirms (docs/reproducibility.md),
         # instead of 100 / sqrt(3) = 57.7% whatever the messages did.
         with tempfile.TemporaryDirectory() as tmp:
-            files = []
-            for job in range(3):
-                files.append(os.path.join(tmp, f"job{job}.json"))
-                proc = launch(
-                    2,
-                    [
-                        "--xfer_sizes=64MiB",
-                        "--benchmark_filter=mpi_host",
-                        "--xfer_max_time=0.001",
-                        "--xfer_jobs=3",
-                        "--xfer_visits=1",
-                        "--benchmark_out=" + files[-1],
-                    ],
-                )
-                self.assertEqual(proc.returncode, 0, proc.stderr)
-            out = os.path.join(tmp, "merged.json")
-            proc = self.merge(files, out)
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            with open(out, encoding="utf-8") as f:
-                merged = strict_json(f.read())
-            jobs = []
-            for path in files:
-                with open(path, encoding="utf-8") as f:
-                    jobs.append(json.load(f))
+            settings = [
+                "--xfer_sizes=64MiB",
+                "--benchmark_filter=mpi_host",
+                "--xfer_max_time=0.001",
+            ]
+            files = self.run_jobs(tmp, 3, ["--xfer_visits=1"], settings)
+            merged, jobs = self.merged_and_jobs(tmp, files)
             self.assertEqual(len(rows(merged)), 1)
             row = rows(merged)[0]
             figures = [rows(job)[0] for job in jobs]
@@ -315,15 +311,7 @@ class Merge(unittest.TestCase):
     def test_two_jobs_merge_into_one_result_with_their_rows(self):
         with tempfile.TemporaryDirectory() as tmp:
             files = self.run_jobs(tmp)
-            out = os.path.join(tmp, "merged.json")
-            proc = self.merge(files, out)
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            with open(out, encoding="utf-8") as f:
-                merged = strict_json(f.read())
-            jobs = []
-            for path in files:
-                with open(path, encoding="utf-8") as f:
-                    jobs.append(json.load(f))
+            merged, jobs = self.merged_and_jobs(tmp, files)
             self.assertEqual([r["name"] for r in rows(merged)], [r["name"] for r in rows(jobs[0])])
             for i, row in enumerate(rows(merged)):
                 self.assertFalse(failed(row), message(row))
