@@ -44,8 +44,8 @@ def merged_rows(document):
     """{row: (time, stated ci95, as the old merge states it, as the merge now states it)} of a
     merged default run's rows (jobs of one visit each)."""
     found = {}
-    visits = document["context"]["xferbench"]["visits"]
-    for r in document["benchmarks"]:
+    visits = document.get("context", {}).get("xferbench", {}).get("visits", {})
+    for r in document.get("benchmarks", []):
         name = r["name"].replace("/manual_time", "")
         if r.get("run_type", "iteration") != "iteration" or "ci95_pct" not in r:
             continue
@@ -79,6 +79,8 @@ def restated(session, docs, out):
     runs = [merged_rows(docs[name]) for name in names]
     if len(runs) < 2:
         return
+    if not all(runs):
+        raise ValueError("a run-N.json holds no merged rows of a default run (tools/run)")
     # The old rule reproduces what the files state: the reconstruction is right.
     worst = max(abs(old - ci) for run in runs for _, ci, old, _ in run.values())
     every = set.intersection(*(set(run) for run in runs))
