@@ -217,13 +217,12 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
     // visit of one sample (a 1 GiB round trip in its share of the time) has none: it states
     // 100%, which says "unknown", not a spread, so it adds nothing here; the spread between
     // the jobs, which holds that message's own variation, speaks for it.
-    if (j.visits == 1 && j.samples == 1) continue;
-    const double visits_pct =
-        std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
-    within_sq += std::pow(visits_pct / 100 * j.one_way_s, 2);
-    ++with_spread;
-  }
-  for (const JobFigure& j : jobs) {
+    if (j.visits != 1 || j.samples != 1) {
+      const double visits_pct =
+          std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
+      within_sq += std::pow(visits_pct / 100 * j.one_way_s, 2);
+      ++with_spread;
+    }
     floor = std::max(floor, j.floor_pct);
     f.messages += j.messages;
     f.visits += j.visits;
