@@ -15,13 +15,16 @@ runs, row) comparisons whose difference |ln(a / b)| the rows' combined interval 
 issue-16 target: >= 90%).
 """
 
-import itertools
 import math
 import statistics
 import sys
 
 import ack_and_time  # this folder's: the session's result files, the report command line
-from scipy import stats
+import rerun_targets  # this folder's: coverage.py, which also puts xfertools on the path
+
+from xfertools.stats import mean_interval  # noqa: E402
+
+coverage = rerun_targets.coverage
 
 
 def merged_interval(visits, lone_sample_counts):
@@ -29,8 +32,9 @@ def merged_interval(visits, lone_sample_counts):
     the spread between the jobs (Student's t) and the jobs' own intervals. With
     `lone_sample_counts` a job of one sample adds its 100%, as before; without, it adds nothing."""
     times = [v["latency_us"] for v in visits]
-    n, mean = len(times), statistics.mean(times)
-    between = stats.t.ppf(0.975, n - 1) * statistics.stdev(times) / math.sqrt(n) / mean * 100
+    n = len(times)
+    mean, half = mean_interval(times)
+    between = half / mean * 100
     own = [
         (v["ci95_pct"] / 100 * v["latency_us"]) ** 2
         for v in visits
@@ -62,16 +66,11 @@ def merged_rows(document):
 
 
 def covered(runs, which, names):
-    """(covered, compared): (pair, row) comparisons of rows in `names` within the rows' combined
-    interval `which` (1: stored, 3: as the merge now states it)."""
-    hits = total = 0
-    for a, b in itertools.combinations(runs, 2):
-        for name in set(a) & set(b) & names:
-            total += 1
-            hits += abs(math.log(a[name][0] / b[name][0])) * 100 <= math.hypot(
-                a[name][which], b[name][which]
-            )
-    return hits, total
+    """(covered, compared): coverage.py's count of (pair, row) comparisons of rows in `names`
+    within the rows' combined interval `which` (1: stored, 3: as the merge now states it)."""
+    chosen = [{n: (math.log(run[n][0]), run[n][which]) for n in names} for run in runs]
+    table = coverage.summarise(chosen)["(all)"]
+    return table["covered"], table["compared"]
 
 
 def restated(session, docs, out):
