@@ -80,11 +80,21 @@ def restated(session, docs, out):
         return
     if not all(runs):
         raise ValueError("a run-N.json holds no merged rows of a default run (tools/run)")
-    # The old rule reproduces what the files state: the reconstruction is right.
-    worst = max(abs(old - ci) for run in runs for _, ci, old, _ in run.values())
+    # One of the two rules reproduces what the files state (the old one before 2f05373, the new
+    # one since): the reconstruction is right, and the report says which rule the files hold.
+    worst = {
+        rule: max(abs(rebuilt[i] - ci) for run in runs for _, ci, *rebuilt in run.values())
+        for i, rule in enumerate(("old", "new"))
+    }
+    rule = min(worst, key=worst.get)
     every = set.intersection(*(set(run) for run in runs))
     changed = {n for n in every if any(run[n][3] < run[n][2] - 1e-9 for run in runs)}
-    result = {"runs": len(runs), "rows": len(every), "reconstruction_worst_pct": worst}
+    result = {
+        "runs": len(runs),
+        "rows": len(every),
+        "stored_rule": rule,
+        "reconstruction_worst_pct": worst[rule],
+    }
     for label, chosen in (("all", every), ("changed", changed)):
         (old_hits, total), (new_hits, _) = covered(runs, 1, chosen), covered(runs, 3, chosen)
         now = sorted(run[n][3] for run in runs for n in chosen) or [math.nan]
@@ -101,7 +111,7 @@ def restated(session, docs, out):
         }
     print(
         f"== {session}: {len(runs)} runs, {len(every)} rows "
-        f"(stored intervals rebuilt within {worst:.4f} points)"
+        f"(stored intervals: the {rule} rule's, rebuilt within {worst[rule]:.4f} points)"
     )
     for label in ("all", "changed"):
         r = result[label]
