@@ -14,6 +14,9 @@ this answered no.
   slow    per path, how many of the session's visits read over 1.08x the median of their row's
           visits in all its default runs (a slow visit: one slow spell of the machine, the
           visit's own samples steady).
+  lone    mpi_host ping-pong at 128 MiB and more, where a default run times one round trip a
+          job: how many visits read over 1.25x their row's median, by whether a warm-up message
+          came first (warm_messages) and by when in the job the visit began (at_s).
 """
 
 import collections
@@ -104,8 +107,37 @@ def slow(session, docs, out):
     out["slow_visits"] = {path: {"slow": n, "visits": total} for path, (n, total) in counts.items()}
 
 
+LONE = 1.25  # a lone message over this times its row's median
+LONE_ROWS = "mpi_host/mode:pingpong/bytes:"
+
+
+def lone(session, docs, out):
+    names = ack_and_time.numbered(docs, "run")
+    rows = collections.defaultdict(list)
+    for name in names:
+        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
+            if row.startswith(LONE_ROWS) and int(row.rsplit(":", 1)[1]) >= 128 << 20:
+                rows[row] += [v for v in visits if "latency_us" in v and "warm_messages" in v]
+    rows = {row: visits for row, visits in rows.items() if visits}  # warm_messages: c1d79f3 on
+    if not rows:
+        return
+    groups = collections.defaultdict(lambda: [0, 0])
+    for visits in rows.values():
+        median = statistics.median(v["latency_us"] for v in visits)
+        for v in visits:
+            when = "at_s < 5" if v["at_s"] < 5 else "at_s 5-10" if v["at_s"] < 10 else "at_s >= 10"
+            warm = "warmed up" if v["warm_messages"] else "no warm-up"
+            for group in ("all", warm, when):
+                groups[group][0] += v["latency_us"] > LONE * median
+                groups[group][1] += 1
+    print(f"== {session}: {LONE_ROWS}>=128MiB visits over {LONE}x their row's median")
+    for group, (n, total) in groups.items():
+        print(f"  {group:11s} {n:3d} of {total:4d} ({100 * n / total:.1f}%)")
+    out["lone"] = {group: {"slow": n, "visits": total} for group, (n, total) in groups.items()}
+
+
 def main():
-    return ack_and_time.report(__doc__.split("\n\n")[0], [robust, slow])
+    return ack_and_time.report(__doc__.split("\n\n")[0], [robust, slow, lone])
 
 
 if __name__ == "__main__":
