@@ -9,7 +9,8 @@ its share of the time) states 100%: unknown, not a spread. The merge counted it 
 such a row stated 100 / sqrt(3) = 57.7% whatever its messages did; since support/merge.cpp's
 combine_jobs leaves it out, the row states the spread between its jobs (Student's t), as a job
 of several samples always did. Per session, from the visits each merged file keeps: every row's
-interval rebuilt by the old rule (checked against what the file states) and by the new one; for
+interval rebuilt by the old rule and by the new one (one of them is what the file states; the
+report says which, and how closely it is reproduced); for
 all rows and for those whose interval changed, the median interval and the share of (pair of
 runs, row) comparisons whose difference |ln(a / b)| the rows' combined interval covers (the
 issue-16 target: >= 90%).

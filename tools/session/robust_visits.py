@@ -80,15 +80,22 @@ def robust(session, docs, out):
 SLOW = 1.08  # a visit over this times its row's median
 
 
-def slow_visits(documents):
-    """{path: [visits over SLOW x their row's median, visits]} over the result files' visits,
-    each row's median taken over its visits in all of them."""
+def visits_by_row(documents, wanted=lambda row, visit: True):
+    """{row: its measured visits in all the result files that `wanted` keeps}; rows left with
+    none are left out."""
     rows = collections.defaultdict(list)
     for document in documents:
         for row, visits in document["context"]["xferbench"]["visits"].items():
-            rows[row] += [v["latency_us"] for v in visits if "latency_us" in v]
+            rows[row] += [v for v in visits if "latency_us" in v and wanted(row, v)]
+    return {row: visits for row, visits in rows.items() if visits}
+
+
+def slow_visits(documents):
+    """{path: [visits over SLOW x their row's median, visits]} over the result files' visits,
+    each row's median taken over its visits in all of them."""
     counts = collections.defaultdict(lambda: [0, 0])
-    for row, values in rows.items():
+    for row, visits in visits_by_row(documents).items():
+        values = [v["latency_us"] for v in visits]
         median = statistics.median(values)
         count = counts[row.split("/", 1)[0]]
         count[0] += sum(v > SLOW * median for v in values)
@@ -113,12 +120,15 @@ LONE_ROWS = "mpi_host/mode:pingpong/bytes:"
 
 def lone(session, docs, out):
     names = ack_and_time.numbered(docs, "run")
-    rows = collections.defaultdict(list)
-    for name in names:
-        for row, visits in docs[name]["context"]["xferbench"]["visits"].items():
-            if row.startswith(LONE_ROWS) and int(row.rsplit(":", 1)[1]) >= 128 << 20:
-                rows[row] += [v for v in visits if "latency_us" in v and "warm_messages" in v]
-    rows = {row: visits for row, visits in rows.items() if visits}  # warm_messages: c1d79f3 on
+    rows = visits_by_row(
+        (docs[name] for name in names),
+        # Visits record warm_messages since 4ce06d1; runs before it have none to split by.
+        lambda row, v: (
+            row.startswith(LONE_ROWS)
+            and int(row.rsplit(":", 1)[1]) >= 128 << 20
+            and "warm_messages" in v
+        ),
+    )
     if not rows:
         return
     groups = collections.defaultdict(lambda: [0, 0])
