@@ -1,4 +1,5 @@
-"""Tests for tools/lint-python: ruff's lint and format check over tools/ and tests/.
+"""Tests for tools/lint-python: ruff's lint and format check over tools/, tests/ and
+docs/results/tools/.
 
 They run ruff (the WebAssembly build from the npm registry, installed once into a cache folder)
 under node, and are skipped where node or npm is missing; tools/test installs both, so CI runs
@@ -61,6 +62,13 @@ class LintTest(unittest.TestCase):
         again = self.lint()
         self.assertEqual(again.returncode, 1)
         self.assertEqual(again.stdout.strip(), "tools/bad.py:1:8: F401 `os` imported but unused")
+
+    def test_the_campaign_scripts_beside_the_results_are_checked_too(self):
+        os.makedirs(os.path.join(self.root, "docs", "results", "tools"))
+        self.write("docs/results/tools/report.py", "import os\n")
+        result = self.lint()
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("docs/results/tools/report.py:1:8: F401", result.stdout)
 
     def test_a_tree_without_ruff_toml_cannot_be_checked(self):
         os.remove(os.path.join(self.root, "ruff.toml"))

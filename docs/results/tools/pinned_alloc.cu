@@ -2,7 +2,7 @@
 // was made: cudaHostAlloc, against ordinary memory (transparent huge pages, or 4 KiB pages)
 // touched by 8 threads and then registered with cudaHostRegister, as support/gpu/cuda.cpp makes
 // it. One GiB each, on GPU 0; every figure is one wall-clock measurement, printed in ms.
-//   nvcc -O2 -o pinned_alloc tools/session/pinned_alloc.cu && ./pinned_alloc
+//   nvcc -O2 -o pinned_alloc docs/results/tools/pinned_alloc.cu && ./pinned_alloc
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Where a session's spread comes from (tools/session/variance writes the session).
+"""Where a session's spread comes from (`variance` writes the session).
 
-usage: tools/session/spread.py SESSION_DIR [--rows REGEX] [--json OUT.json]
+usage: docs/results/tools/spread.py SESSION_DIR [--rows REGEX] [--json OUT.json]
 
 Reads SESSION_DIR/json/COND-N.json (condition COND, MPI job N) and the OSU output in
 SESSION_DIR/session.log, and prints, per condition and row, the spread (standard deviation of

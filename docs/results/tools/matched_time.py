@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The reproducibility target's ping-pong rows against osu_latency at OSU's time, and the D D
-rows under CUDA MPS, from sessions of tools/session/targets (phases matched:N and mps:N).
+rows under CUDA MPS, from sessions of `targets` (phases matched:N and mps:N).
 
-    tools/session/matched_time.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+    docs/results/tools/matched_time.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
 SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
 

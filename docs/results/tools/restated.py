@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Do merged rows state an interval that reruns confirm, now that a lone sample is no spread?
 
-    tools/session/restated.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+    docs/results/tools/restated.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
-From sessions of tools/session/targets (runs:N or bare:N: default runs of tools/run, 3 jobs of
+From sessions of `targets` (runs:N or bare:N: default runs of tools/run, 3 jobs of
 one visit each, merged). A job whose visit timed one sample (a round trip of 256 MiB or more in
 its share of the time) states 100%: unknown, not a spread. The merge counted it as a spread, so
 such a row stated 100 / sqrt(3) = 57.7% whatever its messages did; since support/merge.cpp's
@@ -12,8 +12,8 @@ of several samples always did. Per session, from the visits each merged file kee
 interval rebuilt by the old rule and by the new one (one of them is what the file states; the
 report says which, and how closely it is reproduced); for
 all rows and for those whose interval changed, the median interval and the share of (pair of
-runs, row) comparisons whose difference |ln(a / b)| the rows' combined interval covers (the
-issue-16 target: >= 90%).
+runs, row) comparisons whose difference |ln(a / b)| the rows' combined interval covers (honest
+at >= 90%).
 """
 
 import math
@@ -21,9 +21,10 @@ import statistics
 import sys
 
 import ack_and_time  # this folder's: the session's result files, the report command line
-import rerun_targets  # this folder's: coverage.py, which also puts xfertools on the path
+import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
+import rerun_targets  # this folder's: coverage.py
 
-from xfertools.stats import mean_interval  # noqa: E402
+from xfertools.stats import mean_interval
 
 coverage = rerun_targets.coverage
 
@@ -81,8 +82,8 @@ def restated(session, docs, out):
         return
     if not all(runs):
         raise ValueError("a run-N.json holds no merged rows of a default run (tools/run)")
-    # One of the two rules reproduces what the files state (the old one before 2f05373, the new
-    # one since): the reconstruction is right, and the report says which rule the files hold.
+    # One of the two rules reproduces what the files state (older files hold the old one): the
+    # reconstruction is right, and the report says which rule the files hold.
     worst = {
         rule: max(abs(rebuilt[i] - ci) for run in runs for _, ci, *rebuilt in run.values())
         for i, rule in enumerate(("old", "new"))

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Planted changes and modes against OSU, from a session of tools/session/targets.
+"""Planted changes and modes against OSU, from a session of `targets`.
 
-    tools/session/planted_modes.py SESSION_DIR [--earlier SESSION_DIR ...] [--json OUT]
+    docs/results/tools/planted_modes.py SESSION_DIR [--earlier SESSION_DIR ...] [--json OUT]
 
-SESSION_DIR holds what `tools/session/targets OUT ... planted modes:N bare:M` writes:
+SESSION_DIR holds what `targets OUT ... planted modes:N bare:M` writes:
 session.log (or session.log.xz), and json/ (or json.tar.xz) with planted-*.json, modes-N.json
 and the default runs run-N.json. --earlier names other sessions of the same machine identity
 whose run-N.json join the history (their json/ or json.tar.xz).
@@ -38,16 +38,15 @@ import sys
 import tarfile
 import tempfile
 
+import repo_tools  # this folder's: where the repository's tools/ is
 import rerun_targets  # this folder's: the session log, and peer_ratios
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-TOOLS = os.path.dirname(HERE)
-TRACK = os.path.join(TOOLS, "track")
-COMPARE = os.path.join(TOOLS, "compare.py")
+TRACK = os.path.join(repo_tools.TOOLS, "track")
+COMPARE = os.path.join(repo_tools.TOOLS, "compare.py")
 RUN_FILE = re.compile(r"run-(\d+)\.json$")
 MODES_FILE = re.compile(r"modes-(\d+)\.json$")
 
-# The paths each planted change should move (what the session plants, tools/session/targets):
+# The paths each planted change should move (what the session plants: `targets`, phase planted):
 # CUDA IPC off changes how Open MPI's smcuda moves device buffers, so mpi_cuda_aware only
 # (mpi_staged and mpi_host hand MPI host buffers); TCP instead of shared memory moves every MPI
 # path; the test-only slowdown matches ^mpi_cuda_aware/. host_staging uses no MPI in its timing.

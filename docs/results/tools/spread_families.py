@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """spread.py's table summed up per condition and family, with OSU's spread beside it.
 
-    tools/session/spread_families.py SPREAD.json
+    docs/results/tools/spread_families.py SPREAD.json
 
-Reads what `tools/session/spread.py SESSION --json SPREAD.json` wrote and prints:
+Reads what `spread.py SESSION --json SPREAD.json` wrote and prints:
 
   1. per condition, the median over all rows of each level (jobs, visits, reps, stated), the
      drift and the order effect (as spread.py prints them);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent second opinion on xferbench's GPU copy numbers, using PyTorch.
 
-    python3 tools/session/gpu_crosscheck.py [--src 0 --dst 1] [--sizes 64M,128M,256M,512M,1G]
+    python3 docs/results/tools/gpu_crosscheck.py [--src 0 --dst 1] [--sizes 64M,128M,256M,512M,1G]
 
 Times GPU src -> GPU dst tensor copies (what memcpy_peer p2p:on measures: PyTorch enables peer
 access and copies with cudaMemcpyAsync on the source GPU's stream) and copies between GPU src
@@ -19,13 +19,13 @@ Needs PyTorch with CUDA; exit status 2 without it.
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from xfertools.sizes import parse_sizes  # noqa: E402
+import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
+
+from xfertools.sizes import parse_sizes
 
 
 def size_list(text):

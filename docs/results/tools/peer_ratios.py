@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """xferbench against OSU micro-benchmarks, from one session's log, round by round.
 
-    tools/session/peer_ratios.py SESSION_DIR [--json]
+    docs/results/tools/peer_ratios.py SESSION_DIR [--json]
 
-SESSION_DIR holds session.log as tools/session/precision-session and tools/session/modes-session
-write it: every command on a line starting with "$ ", its output, then "(exit N)". OSU runs are
+SESSION_DIR holds session.log as precision-session and modes-session (in this folder) write
+it: every command on a line starting with "$ ", its output, then "(exit N)". OSU runs are
 read from their output; xferbench runs from the JSON file named by their --benchmark_out. Each
 OSU figure is paired with the xferbench row that measures the same thing, from the xferbench run
 that follows it in the same round (peer, xferbench, peer, ...):
@@ -27,8 +27,9 @@ import shlex
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from xfertools.files import InputError, load_result  # noqa: E402
+import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
+
+from xfertools.files import InputError, load_result
 
 ROW = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 XFER_PATH = {"H": "mpi_host", "D": "mpi_cuda_aware"}

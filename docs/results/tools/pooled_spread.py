@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """xferbench's rerun spread against OSU's on the osu_latency rows, pooled over sessions.
 
-    tools/session/pooled_spread.py FILE [FILE ...] [--json OUT]
+    docs/results/tools/pooled_spread.py FILE [FILE ...] [--json OUT]
 
-FILE is a targets.json of tools/session/rerun_targets.py (default runs, each followed by an
-OSU round) or a matched.json of tools/session/matched_time.py (the six rows at osu_latency's
+FILE is a targets.json of rerun_targets.py (default runs, each followed by an OSU round) or a
+matched.json of matched_time.py (the six rows at osu_latency's
 time). One session's spread over 5-12 rounds is itself uncertain (over 6 rounds, an equal true
 spread reads anywhere from half to double), so this pools the variances of log time over the
 sessions given (weighted by their degrees of freedom) and tests, per row, whether xferbench's

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The acknowledgement experiment and where a default run's time goes, from sessions of
-tools/session/targets.
+`targets` (this folder's).
 
-    tools/session/ack_and_time.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+    docs/results/tools/ack_and_time.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
 SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
 

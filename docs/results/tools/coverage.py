@@ -1,29 +1,29 @@
 #!/usr/bin/env python3
 """How well runs of one build agree, and how often each row's stated uncertainty said so.
 
-    tools/session/coverage.py RUN.json RUN.json [RUN.json ...] [--rows REGEX] [--json OUT]
+    docs/results/tools/coverage.py RUN.json RUN.json [RUN.json ...] [--rows REGEX] [--json OUT]
 
 For every pair of runs and every row both measured: the rerun difference |ln(a / b)| in percent,
 against the rows' combined stated uncertainty sqrt(ci95_a^2 + ci95_b^2). Prints, per path and
 variant and in all: the share of (pair, row) comparisons the stated uncertainty covered; the
 per-row spread over the runs (standard deviation of log time, in percent: median, 90th
 percentile, worst); the median stated ci95; and the family shifts (geomean of the rows' change
-from the median run). The issue-16 target: covered >= 90%.
+from the median run). A stated interval is honest when it covers >= 90% of comparisons.
 """
 
 import argparse
 import itertools
 import json
 import math
-import os
 import re
 import statistics
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from xfertools.files import InputError, load_result  # noqa: E402
-from xfertools.names import family_of  # noqa: E402
+import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
+
+from xfertools.files import InputError, load_result
+from xfertools.names import family_of
 
 
 def measured_rows(path, pattern):

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """The figures behind the pinned-memory, warm-up and binding changes, from sessions of
-tools/session/targets.
+`targets` (this folder's).
 
-    tools/session/pinned_and_warm.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+    docs/results/tools/pinned_and_warm.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
 SESSION_DIR holds session.log (or session.log.xz) and json/ (or json.tar.xz).
 
-  pinned  phase `pinned`: each line tools/session/pinned_alloc prints, every run of it side by
-          side (ms).
+  pinned  phase `pinned`: each line pinned_alloc (pinned_alloc.cu) prints, every run of it side
+          by side (ms).
   warm    default runs (run-N.json): rows above 64 MiB, per family and size, the median one-way
           time of visits that warmed up and of those that did not, their ratio, and for the
           visits that warmed up, the warm-up message's time over a timed message's (1: the
           warm-up found nothing to warm), split by whether the family had run before in that job.
-  time    default runs: seconds per job, as tools/session/ack_and_time.py prints them.
+  time    default runs: seconds per job, as ack_and_time.py prints them.
   outliers default runs: visits of rows up to 1 MiB that read over 1.5x the median of their
           row's visits in the session, in all and by the size of the row visited just before.
   bind    phase bind:N (bind-core-N.json, bind-numa-N.json): per binding and size, the

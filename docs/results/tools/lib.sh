@@ -1,5 +1,5 @@
 # Shell helpers the session scripts share (source it). Every command goes to $out/session.log as
-# "$ COMMAND", its output, then "(exit N)" (tools/session/peer_ratios.py and spread.py read that),
+# "$ COMMAND", its output, then "(exit N)" (peer_ratios.py and spread.py read that),
 # and "NAME SECONDS EXIT" to $out/walls.txt.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""The issue-16/18 rerun targets from sessions of tools/session/targets (runs:N or bare:N).
+"""How default runs of one build agree, how long they take and how they compare with OSU, from
+sessions of `targets` (runs:N or bare:N).
 
-    tools/session/rerun_targets.py SESSION_DIR [SESSION_DIR ...] [--track] [--json OUT]
+    docs/results/tools/rerun_targets.py SESSION_DIR [SESSION_DIR ...] [--track] [--json OUT]
 
-A SESSION_DIR holds what tools/session/targets writes: session.log (or session.log.xz),
+A SESSION_DIR holds what `targets` writes: session.log (or session.log.xz),
 walls.txt, and the result files json/run-N.json (or json.tar.xz holding them). Per session:
 
   walls     each default run's wall time (walls.txt: tools/run from start to end; and the
             "wall time" xferbench prints, the three jobs and the merge), target <= 60 s
   stated    the rows' stated ci95_pct per run (median, 90th percentile) and the time-limited rows
-  coverage  tools/session/coverage.py's table over all pairs of runs: the share of (pair, row)
+  coverage  coverage.py's table over all pairs of runs: the share of (pair, row)
             comparisons whose difference |ln(a/b)| is within sqrt(ci95_a^2 + ci95_b^2)
             (target >= 90%), and the per-row spread over the runs (sd of log time, %)
   osu       where the session ran OSU rounds (runs:N): each OSU figure per round, OSU's spread
@@ -37,8 +38,10 @@ import sys
 import tarfile
 import tempfile
 
+import repo_tools  # this folder's: where the repository's tools/ is
+
 HERE = os.path.dirname(os.path.realpath(__file__))
-TRACK = os.path.join(os.path.dirname(HERE), "track")
+TRACK = os.path.join(repo_tools.TOOLS, "track")
 RUN_FILE = re.compile(r"run-(\d+)\.json$")
 JOB_LINE = re.compile(r"^xferbench: job (\d+) of (\d+): exit (\d+) in ([0-9.]+) s")
 WALL_LINE = re.compile(r"wall time ([0-9.]+) s")

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Would a robust figure per visit steady the default run, and how often is a whole visit slow?
-From sessions of tools/session/targets (runs:N). Section robust needs commit 2d55315's runs,
-whose visits carry `robust`: the quartiles of the visit's samples and the mean of those at most
-2x and 3x the median and under Tukey's far fence (Q3 + 3 IQR). That commit was reverted after
-this answered no.
+From sessions of `targets` (runs:N). Section robust needs runs whose visits carry `robust`:
+the quartiles of the visit's samples and the mean of those at most 2x and 3x the median and
+under Tukey's far fence (Q3 + 3 IQR). Only a trial build recorded it (the runs of
+docs/results/2026-11-25-robust-visits/h100); xferbench does not, as this found no steadier
+figure.
 
-    tools/session/robust_visits.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
+    docs/results/tools/robust_visits.py SESSION_DIR [SESSION_DIR ...] [--json OUT]
 
   robust  how many samples each rule leaves out; per estimator (the mean, as xferbench reports,
           the median, and the three trimmed means), the median, 75th and 90th percentile over
@@ -122,7 +123,7 @@ def lone(session, docs, out):
     names = ack_and_time.numbered(docs, "run")
     rows = visits_by_row(
         (docs[name] for name in names),
-        # Visits record warm_messages since 4ce06d1; runs before it have none to split by.
+        # Older result files have no warm_messages in their visits, so nothing to split by.
         lambda row, v: (
             row.startswith(LONE_ROWS)
             and int(row.rsplit(":", 1)[1]) >= 128 << 20
