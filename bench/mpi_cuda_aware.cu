@@ -1,7 +1,7 @@
-// mpi_cuda_aware: the seed tutorial's "CUDA-Aware version". Device pointers go straight into
-// MPI_Send/MPI_Recv; how the bytes move (CUDA IPC, GPUDirect, or staging inside MPI) is the MPI
-// library's business. Runs only where every rank's MPI is CUDA-aware (or the user forces it):
-// that is decided at registration, before any device pointer reaches MPI.
+// mpi_cuda_aware: the classic CUDA-aware MPI tutorial's "CUDA-Aware version". Device pointers go
+// straight into MPI_Send/MPI_Recv; how the bytes move (CUDA IPC, GPUDirect, or staging inside MPI)
+// is the MPI library's business. Runs only where every rank's MPI is CUDA-aware (or the user forces
+// it): that is decided at registration, before any device pointer reaches MPI.
 #include <memory>
 
 #include "cuda_aware.hpp"

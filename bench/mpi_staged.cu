@@ -1,7 +1,7 @@
-// mpi_staged: the seed tutorial's "CUDA staged version". The data lives on the GPUs; every leg
-// copies it to host memory, sends it with MPI, and copies it back up to the receiving GPU
-// (support/gpu/staging_mpi.hpp). Variants: pinned or pageable host buffers copied whole
-// (staging:sequential), and pinned buffers in overlapping chunks (staging:pipelined, the best
+// mpi_staged: the classic CUDA-aware MPI tutorial's "CUDA staged version". The data lives on the
+// GPUs; every leg copies it to host memory, sends it with MPI, and copies it back up to the
+// receiving GPU (support/gpu/staging_mpi.hpp). Variants: pinned or pageable host buffers copied
+// whole (staging:sequential), and pinned buffers in overlapping chunks (staging:pipelined, the best
 // staging can do). The sequential variants are the tutorial's baseline and stay ping-pong only;
 // the pipelined one also runs mode:stream and mode:bidir (support/exchange.hpp). A leg ends once
 // the data is on the receiving GPU, so ping-pong's one-way time is half the round trip.
@@ -38,10 +38,9 @@ constexpr Variant kVariants[] = {
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device,
               const Variant& variant) {
   const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
-  const int window =
-      mode == Mode::PingPong
-          ? 1
-          : window_for(h.config.window, row.bytes, gpu::StagedSlots::kInFlight);
+  const int window = mode == Mode::PingPong
+                         ? 1
+                         : window_for(h.config.window, row.bytes, gpu::StagedSlots::kInFlight);
   exchange_row_via<gpu::StagedSlots>(
       visit, h, row, mode, [](gpu::StagedSlots& b) -> gpu::MpiStaging& { return b.staging(); },
       [&](const Traffic& traffic, int slots) {
@@ -64,11 +63,11 @@ void register_mpi_staged(Registry& registry) {
   for (const Variant& variant : kVariants) {
     for (const Mode mode : all_modes()) {
       if (variant.staging == gpu::StagingMode::Sequential && mode != Mode::PingPong) continue;
-      registry.add("mpi_staged", exchange_family(variant.family, mode, registry.config()),
-                   [mode, device = gpu.device, &variant](Visit& visit, const Harness& h,
-                                                         const Row& row) {
-                     exchange(visit, h, row, mode, device, variant);
-                   });
+      registry.add(
+          "mpi_staged", exchange_family(variant.family, mode, registry.config()),
+          [mode, device = gpu.device, &variant](Visit& visit, const Harness& h, const Row& row) {
+            exchange(visit, h, row, mode, device, variant);
+          });
     }
   }
 }

@@ -2,7 +2,7 @@
 // device pointers (a CUDA-aware MPI takes either):
 //
 //   mode:pingpong  the leader sends one message, its peer sends it back; one-way time is half
-//                  the round trip (the seed tutorial's measure: latency)
+//                  the round trip (the classic ping-pong's measure: latency)
 //   mode:stream    the leader keeps a window of messages in flight to its peer (MPI_Isend x W,
 //                  as osu_bw), the peer answers the whole window with a 4-byte acknowledgement;
 //                  time per message is the window's time / W (sustained one-way bandwidth)

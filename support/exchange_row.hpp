@@ -1,5 +1,5 @@
 // One row of a path between rank pairs, whatever carries it (MPI on host or device buffers,
-// NCCL) and in whichever mode: the seed tutorial's steps, written once.
+// NCCL) and in whichever mode: the classic ping-pong's steps, written once.
 //
 //   1. afresh in every visit: make the buffers (`Slots`: HostSlots or gpu::DeviceSlots), fill
 //      the senders' slots, warm up;

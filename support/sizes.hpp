@@ -16,7 +16,8 @@ std::uint64_t parse_size(const std::string& text, const std::string& flag);
 // returned sorted ascending without duplicates.
 std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::string& flag);
 
-// The default sweep: 8 B .. 1 GiB in powers of two (the seed tutorial's range).
+// The default sweep: 8 B .. 1 GiB in powers of two (the range of the classic CUDA-aware MPI
+// ping-pong).
 std::vector<std::uint64_t> default_sizes();
 
 // "8 B", "64 KiB", "1 GiB", "1536 B": exact binary units, for messages and labels.

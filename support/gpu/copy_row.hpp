@@ -1,5 +1,5 @@
 // One row of a one-process GPU copy path (memcpy_peer, host_staging), whatever the copy: the
-// seed tutorial's steps, written once. `Copy` is built from (family, bytes, seed) and offers
+// classic ping-pong's steps, written once. `Copy` is built from (family, bytes, seed) and offers
 // warm_up(copies), poison(), time_batch(batch, hold), time_one() and validate(corrupt); rank 0
 // does the copies, the other ranks only take part in the agreements.
 #pragma once

@@ -1,6 +1,7 @@
 // Device data through MPI by way of host memory, for an MPI that cannot take device pointers:
-// the seed tutorial's "CUDA staged version", the pipelined one a careful implementation would
-// write, and support/exchange.hpp's three modes on top of them (mpi_staged's exchange).
+// the classic CUDA-aware MPI tutorial's "CUDA staged version", the pipelined one a careful
+// implementation would write, and support/exchange.hpp's three modes on top of them (mpi_staged's
+// exchange).
 //
 //   MpiStaging staging(world, role, device, bytes, window, HostMemory::Pinned,
 //                      StagingMode::Pipelined, tag);    // host buffers, once per row
