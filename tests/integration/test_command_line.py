@@ -159,6 +159,17 @@ class BadInput(unittest.TestCase):
             with self.subTest(args=args):
                 self.assert_usage_error(QUICK + args, "--benchmark_filter=", hint)
 
+    def test_filter_in_another_name_form_names_the_row_it_meant(self):
+        meant = "it probably meant mpi_host/mode:pingpong/bytes:8/manual_time"
+        for value, why in (
+            ("bytes:8$", "a '$' before it matches none: end the filter with /manual_time$"),
+            ("mpi_host/bytes:8/", "older result files name it mpi_host/bytes:8/manual_time"),
+        ):
+            with self.subTest(filter=value):
+                self.assert_usage_error(
+                    QUICK + ["--benchmark_filter=" + value], "--benchmark_filter=", meant, why
+                )
+
     def test_filter_for_a_path_skipped_here_is_not(self):
         proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr)
