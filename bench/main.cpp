@@ -50,15 +50,6 @@ std::uint64_t test_memory() {
   return value ? std::strtoull(value, nullptr, 10) : 0;
 }
 
-// The launcher's rank before MPI_Init, so usage errors and --help print once.
-int launcher_rank() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
-    if (const char* value = std::getenv(name)) return std::atoi(value);
-  }
-  return 0;
-}
-
 // Google Benchmark parses its own flags; it never sees --benchmark_out (rank 0 owns that).
 // Google Benchmark keeps argv[0] for the report, so the strings must outlive the run.
 bool initialize_benchmark(const std::vector<std::string>& args) {
@@ -257,10 +248,11 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
 
 int main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
-  const bool speak = launcher_rank() == 0;
+  const xfer::EnvLookup env = [](const char* name) { return std::getenv(name); };
+  const bool speak = xfer::launcher_rank(env) <= 0;  // usage errors and --help print once
   xfer::CommandLine cl;
   try {
-    cl = xfer::parse_command_line(argc, argv, [](const char* name) { return std::getenv(name); });
+    cl = xfer::parse_command_line(argc, argv, env);
   } catch (const xfer::UsageError& e) {
     if (speak) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;

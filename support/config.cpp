@@ -273,6 +273,20 @@ std::pair<int, int> benchmark_version() {
   return {major, minor};
 }
 
+// --benchmark_color's value as "auto", "true" or "false"; a bare --benchmark_color is "true".
+std::string parse_color(const std::string& flag, const std::string& value) {
+  std::string v = value;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (v == "auto") return v;
+  for (const char* yes : {"", "true", "yes", "on", "1"}) {
+    if (v == yes) return "true";
+  }
+  for (const char* no : {"false", "no", "off", "0"}) {
+    if (v == no) return "false";
+  }
+  throw UsageError(flag + "='" + value + "': expected auto, true or false");
+}
+
 void check_format(const std::string& flag, const std::string& value) {
   if (value != "console" && value != "json" && value != "csv")
     throw UsageError(flag + "='" + value + "': expected console, json or csv");
@@ -335,7 +349,11 @@ std::string benchmark_min_time_arg(int gb_major, int gb_minor) {
 std::string settings_fingerprint(const CommandLine& cl) {
   const Config& c = cl.config;
   std::ostringstream out;
-  for (std::size_t i = 1; i < cl.benchmark_args.size(); ++i) out << cl.benchmark_args[i] << '\n';
+  for (std::size_t i = 1; i < cl.benchmark_args.size(); ++i) {
+    // Only rank 0 prints, and the colour is decided from each rank's own environment.
+    if (cl.benchmark_args[i].rfind("--benchmark_color=", 0) != 0)
+      out << cl.benchmark_args[i] << '\n';
+  }
   for (const auto s : c.sizes) out << s << ',';
   out << '\n';
   for (const auto& r : c.require) out << r << ',';
@@ -367,6 +385,20 @@ void check_required_paths(const Config& config, const std::vector<std::string>& 
     for (const auto& k : paths) list += (list.empty() ? "" : ", ") + k;
     throw UsageError("--xfer_require: unknown path '" + p + "'; expected one of " + list);
   }
+}
+
+int launcher_rank(const EnvLookup& env) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
+    if (const char* value = env(name)) return std::atoi(value);
+  }
+  return -1;
+}
+
+std::string color_choice(const std::string& asked, const EnvLookup& env) {
+  if (asked != "auto") return asked;
+  const char* no_color = env("NO_COLOR");  // no-color.org: any value but an empty one
+  return launcher_rank(env) >= 0 || (no_color && *no_color) ? "false" : "auto";
 }
 
 GpuPairs parse_gpu_pairs(const std::string& text, const std::string& flag) {
@@ -420,6 +452,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   }
   if (const char* v = env("BENCHMARK_OUT")) c.out_path = v;
   if (const char* v = env("BENCHMARK_OUT_FORMAT")) c.out_format = v;
+  if (const char* v = env("BENCHMARK_COLOR")) c.color = parse_color("BENCHMARK_COLOR", v);
   if (const char* v = env("BENCHMARK_FORMAT")) c.display_format = v;
   if (const char* v = env("BENCHMARK_ENABLE_RANDOM_INTERLEAVING")) c.interleave = truthy(v);
   if (const char* v = env("BENCHMARK_FILTER")) c.filter = v;
@@ -460,6 +493,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
       c.filter = value;
       continue;
     }
+    if (name == "--benchmark_color") {
+      c.color = parse_color(name, value);
+      continue;
+    }
     if (name == "--benchmark_repetitions")
       c.repetitions = parse_int(name, value, 1, 1000000, "a whole number from 1");
     if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
@@ -481,6 +518,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
     if (eq == std::string::npos) throw UsageError(name + ": expected " + name + "=" + flag->value);
     flag->apply(c, name, value);
   }
+  cl.benchmark_args.push_back("--benchmark_color=" + color_choice(c.color, env));
   // Google Benchmark calls a row once it has timed anything: the row's own loop decides.
   const auto [gb_major, gb_minor] = benchmark_version();
   cl.benchmark_args.push_back(benchmark_min_time_arg(gb_major, gb_minor));
@@ -509,6 +547,9 @@ std::string harness_help(const std::vector<std::string>& paths) {
   }
   line("  --benchmark_out=FILE", "result file, written by rank 0 only, atomically [BENCHMARK_OUT]");
   line("  --benchmark_out_format=FORMAT", "json (default), console or csv [BENCHMARK_OUT_FORMAT]");
+  line("  --benchmark_color=WHEN",
+       "console colour: true, false or auto (default: in a terminal, but not under an MPI "
+       "launcher, whose terminal rank 0 cannot see, nor with NO_COLOR set) [BENCHMARK_COLOR]");
   line("  --version", "print versions and exit");
   out << "\ntesting switches (make failures happen on purpose):\n";
   for (const auto& f : flags()) {

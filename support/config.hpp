@@ -56,6 +56,7 @@ struct Config {
   std::string out_path;      // --benchmark_out
   std::string out_format = "json";
   std::string display_format = "console";
+  std::string color = "auto";  // --benchmark_color: auto, true or false (color_choice())
   // Test-only switches: they make failures happen on purpose.
   int test_slow_rank = -1;
   int test_hang_rank = -1;
@@ -77,6 +78,17 @@ struct CommandLine {
 };
 
 using EnvLookup = std::function<const char*(const char*)>;
+
+// The rank a launcher (mpirun, mpiexec, srun) gave this process, read before MPI starts; -1 when
+// no launcher started it.
+int launcher_rank(const EnvLookup& env);
+
+// What Google Benchmark's --benchmark_color gets: `asked` ("true", "false") when the user gave
+// it; otherwise "false" under a launcher or with NO_COLOR set, else "auto" (colour when stdout
+// is a terminal). Under mpirun, rank 0's stdout is a terminal that Open MPI made even when
+// mpirun's own output goes to a file, so rank 0 cannot tell; tools/run asks for colour when its
+// own output is a terminal.
+std::string color_choice(const std::string& asked, const EnvLookup& env);
 
 // Parses xferbench's flags and passes the rest on. Throws UsageError naming the flag and the
 // expected form.

@@ -86,7 +86,7 @@ Plan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts) {
   Plan<PeerFamily> plan;
   if (facts.devices == 0) {
     plan.skips.push_back(
-        {"memcpy_peer", facts.why_none.empty() ? "no CUDA device visible" : facts.why_none});
+        {"memcpy_peer", facts.why_none.empty() ? "no GPU visible" : facts.why_none});
     return plan;
   }
   if (facts.devices < 2) {
@@ -143,7 +143,7 @@ Plan<StagingFamily> plan_host_staging(const GpuPairs& gpus, const GpuFacts& fact
   Plan<StagingFamily> plan;
   if (facts.devices == 0) {
     plan.skips.push_back(
-        {"host_staging", facts.why_none.empty() ? "no CUDA device visible" : facts.why_none});
+        {"host_staging", facts.why_none.empty() ? "no GPU visible" : facts.why_none});
     return plan;
   }
   std::vector<std::pair<int, int>> pairs;

@@ -4,22 +4,51 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "cuda.hpp"
 
 namespace xfer::gpu {
 
+std::string no_gpu_reason(int rc, int driver_version, int runtime_version,
+                          const char* visible_devices) {
+  const auto error = static_cast<cudaError_t>(rc);
+  std::string why;
+  if (error == cudaSuccess || (error == cudaErrorNoDevice && visible_devices))
+    why = visible_devices
+              ? std::string("no GPU visible with CUDA_VISIBLE_DEVICES='") + visible_devices + "'"
+              : "no GPU visible";
+  else if (error == cudaErrorNoDevice)
+    why = "no GPU on this machine: the NVIDIA driver finds none";
+  else if (error == cudaErrorInsufficientDriver && driver_version <= 0)
+    why = "no GPU or no NVIDIA driver on this machine";
+  else if (error == cudaErrorInsufficientDriver)
+    why = "the NVIDIA driver supports CUDA " + cuda_version_text(driver_version) +
+          ", older than the CUDA " + cuda_version_text(runtime_version) +
+          " xferbench was built with: update the driver";
+  else
+    why = std::string("no usable GPU: ") + cudaGetErrorString(error);
+  // Where there is no driver at all the runtime's own words are "CUDA driver version is
+  // insufficient for CUDA runtime version", which mislead; the error's name is for searching.
+  if (error != cudaSuccess)
+    why += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorName(error) + ")";
+  return why;
+}
+
 int visible_device_count(std::string* why_none) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    if (why_none) *why_none = std::string("no CUDA device: ") + cudaGetErrorString(rc);
-    return 0;
+  if (rc == cudaSuccess && count > 0) return count;
+  cudaGetLastError();
+  if (why_none) {
+    int driver = 0;
+    int runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    *why_none = no_gpu_reason(rc, driver, runtime, std::getenv("CUDA_VISIBLE_DEVICES"));
   }
-  if (count == 0 && why_none) *why_none = "no CUDA device visible";
-  return count;
+  return 0;
 }
 
 std::string cuda_version_text(int version) {

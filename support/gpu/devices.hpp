@@ -2,8 +2,9 @@
 //
 // API (namespace xfer::gpu):
 //   visible_device_count(&why)     0 with a readable reason when there is no driver or no GPU
-//                                  ("no CUDA device: CUDA driver version is insufficient for
-//                                  CUDA runtime version"); never throws
+//                                  ("no GPU or no NVIDIA driver on this machine
+//                                  (cudaGetDeviceCount: cudaErrorInsufficientDriver)"); never
+//                                  throws
 //   bind_rank_gpu(registry, &why)  node-local rank % visible count; cudaSetDevice and the
 //                                  context; records gpu, gpu_name, gpu_uuid, pci_bus_id in
 //                                  registry.rank_info(); -1 (and why) without a GPU; throws
@@ -32,6 +33,11 @@
 namespace xfer::gpu {
 
 int visible_device_count(std::string* why_none = nullptr);
+// That reason, from cudaGetDeviceCount's result `rc` (cudaSuccess: it counted none), the
+// driver's and the runtime's CUDA versions (cudaDriverGetVersion gives 0 where there is no
+// driver) and CUDA_VISIBLE_DEVICES (null: not set).
+std::string no_gpu_reason(int rc, int driver_version, int runtime_version,
+                          const char* visible_devices);
 
 // 13000 -> "13.0", 12080 -> "12.8"; 0 -> "" (unknown).
 std::string cuda_version_text(int version);

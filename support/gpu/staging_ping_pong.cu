@@ -75,7 +75,7 @@ RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
     throw FatalError(first + " (to run only the host paths, hide the GPUs: CUDA_VISIBLE_DEVICES=)");
   const bool needs_gpu = use == GpuUse::EveryRankOwnGpu ||
                          role_of(registry.config().rank_pairs, world.rank()).active();
-  const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no CUDA device" : why) : "";
+  const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no GPU visible" : why) : "";
   if (const std::string reason = first_reason(world.all_gather(mine)); !reason.empty())
     return {device, reason};
 

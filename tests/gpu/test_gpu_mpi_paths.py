@@ -36,7 +36,7 @@ def gpu_missing(proc):
     """Why the GPU paths cannot run here ("" if they can): no GPU, or a build without CUDA."""
     for line in proc.stderr.splitlines():
         if line.startswith("skipped mpi_staged: ") and (
-            "no CUDA device" in line or "built without CUDA" in line
+            "no GPU" in line or "NVIDIA driver" in line or "built without CUDA" in line
         ):
             return line
     return ""

@@ -2,12 +2,17 @@
 
 import json
 import os
+import pty
 import re
+import select
 import subprocess
 import tempfile
+import time
 import unittest
 
-from xfer_testlib import MPIRUN, QUICK, XFERBENCH, launch, launch_json, rows
+from xfer_testlib import MPIRUN, OPENMPI_AS_ROOT, QUICK, XFERBENCH, launch, launch_json, rows
+
+COLOR = "\x1b["  # how an ANSI colour code begins
 
 
 def benchmark_version():
@@ -159,6 +164,17 @@ class BadInput(unittest.TestCase):
             with self.subTest(args=args):
                 self.assert_usage_error(QUICK + args, "--benchmark_filter=", hint)
 
+    def test_filter_in_another_name_form_names_the_row_it_meant(self):
+        meant = "it probably meant mpi_host/mode:pingpong/bytes:8/manual_time"
+        for value, why in (
+            ("bytes:8$", "a '$' before it matches none: end the filter with /manual_time$"),
+            ("mpi_host/bytes:8/", "older result files name it mpi_host/bytes:8/manual_time"),
+        ):
+            with self.subTest(filter=value):
+                self.assert_usage_error(
+                    QUICK + ["--benchmark_filter=" + value], "--benchmark_filter=", meant, why
+                )
+
     def test_filter_for_a_path_skipped_here_is_not(self):
         proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -185,6 +201,82 @@ class BadInput(unittest.TestCase):
         proc = launch(2, QUICK[1:], timeout=120, env={"XFER_SIZES": "zero"})
         self.assertEqual(proc.returncode, 2)
         self.assertIn("XFER_SIZES", proc.stderr)
+
+
+def launch_in_terminal(ranks, args, env=None, timeout=120):
+    """Runs xferbench as launch() does, its output a terminal (TERM=xterm); returns (exit
+    status, output)."""
+    command = ([XFERBENCH] if ranks == 0 else MPIRUN + [str(ranks), XFERBENCH]) + list(args)
+    full_env = dict(OPENMPI_AS_ROOT, **os.environ)
+    full_env.pop("NO_COLOR", None)
+    full_env.update(TERM="xterm", **(env or {}))
+    main, side = pty.openpty()
+    proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=side, stderr=side, env=full_env
+    )
+    os.close(side)
+    output = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([main], [], [], 1)[0]:
+                continue
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal closed: every process that held it has exited
+                break
+            if not chunk:
+                break
+            output += chunk
+        else:
+            proc.kill()
+        return proc.wait(timeout=30), output.decode(errors="replace")
+    finally:
+        os.close(main)
+
+
+class Colour(unittest.TestCase):
+    """Open MPI gives rank 0 a terminal even when mpirun's own output goes to a file or a pipe,
+    so under a launcher xferbench prints colour codes only when asked (tools/run asks when its
+    output is a terminal); NO_COLOR is honoured unless colour is asked for."""
+
+    ARGS = QUICK + ["--benchmark_filter=mpi_host/mode:pingpong"]
+
+    def test_no_colour_under_a_launcher_into_a_pipe(self):
+        proc = launch(2, self.ARGS, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", proc.stdout)
+        self.assertNotIn(COLOR, proc.stdout + proc.stderr)
+
+    def test_under_a_launcher_in_a_terminal_only_when_asked_for(self):
+        status, output = launch_in_terminal(2, self.ARGS)
+        self.assertEqual(status, 0, output)
+        self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", output)
+        self.assertNotIn(COLOR, output)
+        status, output = launch_in_terminal(2, self.ARGS + ["--benchmark_color=true"])
+        self.assertEqual(status, 0, output)
+        self.assertIn(COLOR, output)
+
+    def test_no_color_is_honoured_unless_colour_is_asked_for(self):
+        # A merge runs without a launcher (as tools/run's does), so "auto" asks the terminal.
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for job in range(2):
+                files.append(os.path.join(tmp, f"job{job}.json"))
+                proc = launch(2, self.ARGS + ["--xfer_jobs=2", "--benchmark_out=" + files[-1]])
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+            merge = ["--xfer_merge=" + ",".join(files)]
+            for env, args, coloured in (
+                ({}, [], True),
+                ({"NO_COLOR": "1"}, [], False),
+                ({"NO_COLOR": ""}, [], True),
+                ({"NO_COLOR": "1"}, ["--benchmark_color=true"], True),
+            ):
+                with self.subTest(env=env, args=args):
+                    status, output = launch_in_terminal(0, merge + args, env)
+                    self.assertEqual(status, 0, output)
+                    self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", output)
+                    self.assertEqual(COLOR in output, coloured, output)
 
 
 class HelpAndVersion(unittest.TestCase):

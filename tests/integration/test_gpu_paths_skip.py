@@ -12,8 +12,9 @@ import unittest
 from xfer_testlib import QUICK, launch_json, rows
 
 GPU_PATHS = ("mpi_staged", "mpi_cuda_aware", "nccl_sendrecv")
-# Reasons a GPU path gives on a machine (or in a build) without GPUs.
-NO_GPU_WORDS = ("no CUDA device", "built without CUDA", "built without NCCL")
+# Reasons a GPU path gives on a machine (or in a build) without GPUs, or with a driver older
+# than the CUDA it was built with.
+NO_GPU_WORDS = ("no GPU", "NVIDIA driver", "built without CUDA", "built without NCCL")
 
 
 def skipped(document):
@@ -44,6 +45,8 @@ class WithoutGpu(unittest.TestCase):
             with self.subTest(path=path):
                 reason = self.reasons[path]
                 self.assertTrue(any(w in reason for w in NO_GPU_WORDS), reason)
+                # The CUDA runtime's words for "no driver" name a version mismatch instead.
+                self.assertNotIn("driver version is insufficient", reason)
 
     def test_each_path_says_why_on_the_console(self):
         for path in GPU_PATHS:

@@ -51,13 +51,65 @@ TEST(CommandLine, OurFlagsAreTakenOthersPassToGoogleBenchmark) {
   EXPECT_EQ(cl.config.out_format, "csv");
   EXPECT_EQ(cl.config.filter, "mpi");
   // Google Benchmark never sees --benchmark_out (rank 0 alone writes that file) nor the filter
-  // (xferbench registers only the rows it selected, selection.hpp), gets a tiny min time (each
-  // row's own loop decides how long it runs) and never shuffles (the runner orders the rows).
-  ASSERT_EQ(cl.benchmark_args.size(), 4u);
+  // (xferbench registers only the rows it selected, selection.hpp), gets the colour xferbench
+  // chose, a tiny min time (each row's own loop decides how long it runs) and never shuffles
+  // (the runner orders the rows).
+  ASSERT_EQ(cl.benchmark_args.size(), 5u);
   EXPECT_EQ(cl.benchmark_args[0], "xferbench");
-  EXPECT_EQ(cl.benchmark_args[1].rfind("--benchmark_min_time=0.000001", 0), 0u);
-  EXPECT_EQ(cl.benchmark_args[2], "--benchmark_filter=.");
-  EXPECT_EQ(cl.benchmark_args[3], "--benchmark_enable_random_interleaving=false");
+  EXPECT_EQ(cl.benchmark_args[1], "--benchmark_color=auto");
+  EXPECT_EQ(cl.benchmark_args[2].rfind("--benchmark_min_time=0.000001", 0), 0u);
+  EXPECT_EQ(cl.benchmark_args[3], "--benchmark_filter=.");
+  EXPECT_EQ(cl.benchmark_args[4], "--benchmark_enable_random_interleaving=false");
+}
+
+std::string color_arg(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
+  const auto all = parse(args, env).benchmark_args;
+  const auto it = std::find_if(all.begin(), all.end(), [](const std::string& a) {
+    return a.rfind("--benchmark_color", 0) == 0;
+  });
+  EXPECT_EQ(
+      std::count_if(all.begin(), all.end(),
+                    [](const std::string& a) { return a.rfind("--benchmark_color", 0) == 0; }),
+      1);
+  return it == all.end() ? "(none)" : *it;
+}
+
+TEST(Color, NoneUnderALauncherUnlessAskedFor) {
+  // Open MPI gives rank 0 a terminal even when mpirun's output goes to a file.
+  for (const char* launcher : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    EXPECT_EQ(color_arg({}, {{launcher, "0"}}), "--benchmark_color=false") << launcher;
+    EXPECT_EQ(color_arg({"--benchmark_color=true"}, {{launcher, "0"}}), "--benchmark_color=true");
+  }
+  EXPECT_EQ(color_arg({"--benchmark_color=auto"}, {{"OMPI_COMM_WORLD_RANK", "1"}}),
+            "--benchmark_color=false");
+  // Without a launcher, Google Benchmark asks whether stdout is a terminal.
+  EXPECT_EQ(color_arg({}), "--benchmark_color=auto");
+  EXPECT_EQ(color_arg({"--benchmark_color=no"}), "--benchmark_color=false");
+  EXPECT_EQ(color_arg({"--benchmark_color"}), "--benchmark_color=true");
+  // The last one given wins (tools/run puts its own before the user's).
+  EXPECT_EQ(color_arg({"--benchmark_color=true", "--benchmark_color=false"}),
+            "--benchmark_color=false");
+}
+
+TEST(Color, NoColorIsHonouredUnlessColourIsAskedForExplicitly) {
+  EXPECT_EQ(color_arg({}, {{"NO_COLOR", "1"}}), "--benchmark_color=false");
+  EXPECT_EQ(color_arg({"--benchmark_color=auto"}, {{"NO_COLOR", "yes"}}),
+            "--benchmark_color=false");
+  EXPECT_EQ(color_arg({}, {{"NO_COLOR", ""}}), "--benchmark_color=auto");  // empty: not set
+  EXPECT_EQ(color_arg({"--benchmark_color=true"}, {{"NO_COLOR", "1"}}), "--benchmark_color=true");
+  EXPECT_EQ(color_arg({}, {{"NO_COLOR", "1"}, {"BENCHMARK_COLOR", "true"}}),
+            "--benchmark_color=true");
+}
+
+TEST(Color, BadValueNamesTheFlagAndTheRanksNeedNotAgreeOnIt) {
+  EXPECT_EQ(usage_error({"--benchmark_color=maybe"}),
+            "--benchmark_color='maybe': expected auto, true or false");
+  EXPECT_EQ(usage_error({}, {{"BENCHMARK_COLOR", "sometimes"}}),
+            "BENCHMARK_COLOR='sometimes': expected auto, true or false");
+  // Only rank 0 prints: a rank whose environment says otherwise still runs with the rest.
+  EXPECT_EQ(
+      settings_fingerprint(parse({}, {{"OMPI_COMM_WORLD_RANK", "0"}})),
+      settings_fingerprint(parse({"--benchmark_color=true"}, {{"OMPI_COMM_WORLD_RANK", "1"}})));
 }
 
 TEST(CommandLine, EnvironmentIsTheFallbackAndTheFlagWins) {

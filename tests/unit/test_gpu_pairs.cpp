@@ -63,7 +63,9 @@ TEST(GpuFacts, SurviveTheBroadcastEncoding) {
   EXPECT_FALSE(back.p2p(0, 3));  // out of range is "no", never a crash
 
   GpuFacts none;
-  none.why_none = "no CUDA device: CUDA driver version is insufficient for CUDA runtime version";
+  none.why_none =
+      "no GPU or no NVIDIA driver on this machine (cudaGetDeviceCount: "
+      "cudaErrorInsufficientDriver)";
   const GpuFacts none_back = decode_facts(encode(none));
   EXPECT_EQ(none_back.devices, 0);
   EXPECT_EQ(none_back.why_none, none.why_none);
@@ -73,7 +75,9 @@ TEST(GpuFacts, SurviveTheBroadcastEncoding) {
 
 TEST(MemcpyPeerPlan, NoDeviceSkipsTheWholePathWithTheDriversReason) {
   GpuFacts none;
-  none.why_none = "no CUDA device: CUDA driver version is insufficient for CUDA runtime version";
+  none.why_none =
+      "no GPU or no NVIDIA driver on this machine (cudaGetDeviceCount: "
+      "cudaErrorInsufficientDriver)";
   const auto plan = plan_memcpy_peer(default_pairs(), none);
   EXPECT_TRUE(plan.families.empty());
   ASSERT_EQ(plan.skips.size(), 1u);
@@ -160,12 +164,12 @@ TEST(MemcpyPeerPlan, NothingRunnableSkipsThePathSoRequireCanFail) {
 
 TEST(HostStagingPlan, NoDeviceSkipsWithTheReason) {
   GpuFacts none;
-  none.why_none = "no CUDA device visible";
+  none.why_none = "no GPU visible";
   const auto plan = plan_host_staging(default_pairs(), none);
   EXPECT_TRUE(plan.families.empty());
   ASSERT_EQ(plan.skips.size(), 1u);
   EXPECT_EQ(plan.skips[0].path, "host_staging");
-  EXPECT_EQ(plan.skips[0].reason, "no CUDA device visible");
+  EXPECT_EQ(plan.skips[0].reason, "no GPU visible");
 }
 
 TEST(HostStagingPlan, OneGpuStagesBackToItself) {
@@ -267,7 +271,8 @@ TEST(CudaLayer, NoDriverMeansNoDeviceWithAReasonAndCheckedCallsThrow) {
     EXPECT_NE(buffer.data(), nullptr);
     return;
   }
-  EXPECT_TRUE(contains(why, "no CUDA device")) << why;
+  EXPECT_TRUE(contains(why, "no GPU")) << why;
+  EXPECT_FALSE(contains(why, "insufficient")) << why;
   try {
     DeviceBuffer buffer(0, 1 << 20);
     FAIL() << "cudaMalloc without a device succeeded";
@@ -276,6 +281,22 @@ TEST(CudaLayer, NoDriverMeansNoDeviceWithAReasonAndCheckedCallsThrow) {
     EXPECT_TRUE(contains(text, "failed: cudaError")) << text;
     EXPECT_TRUE(contains(text, "cuda.cpp:")) << text;
   }
+}
+
+TEST(CudaLayer, NoGpuReasonSaysWhatIsMissing) {
+  // cudaDriverGetVersion gives 0 where no driver is installed (the CI machines).
+  EXPECT_EQ(no_gpu_reason(cudaErrorInsufficientDriver, 0, 13000, nullptr),
+            "no GPU or no NVIDIA driver on this machine (cudaGetDeviceCount: "
+            "cudaErrorInsufficientDriver)");
+  EXPECT_EQ(no_gpu_reason(cudaErrorInsufficientDriver, 12020, 13000, nullptr),
+            "the NVIDIA driver supports CUDA 12.2, older than the CUDA 13.0 xferbench was built "
+            "with: update the driver (cudaGetDeviceCount: cudaErrorInsufficientDriver)");
+  EXPECT_EQ(no_gpu_reason(cudaErrorNoDevice, 13000, 13000, nullptr),
+            "no GPU on this machine: the NVIDIA driver finds none (cudaGetDeviceCount: "
+            "cudaErrorNoDevice)");
+  EXPECT_EQ(no_gpu_reason(cudaErrorNoDevice, 13000, 13000, ""),
+            "no GPU visible with CUDA_VISIBLE_DEVICES='' (cudaGetDeviceCount: cudaErrorNoDevice)");
+  EXPECT_EQ(no_gpu_reason(cudaSuccess, 13000, 13000, nullptr), "no GPU visible");
 }
 
 TEST(CudaLayer, WithContextNamesTheDevices) {
