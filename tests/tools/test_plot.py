@@ -297,14 +297,14 @@ class WithoutMatplotlibTest(ToolTestCase):
             f.write("raise ImportError('hidden by test_plot.py')\n")
         self.env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
 
-    def test_curves_exit_2_with_install_hint(self):
+    def test_curves_exit_3_with_install_hint(self):
         result = self.run_tool(SWEEP, "-o", "x.png", env=self.env)
-        self.assertExit(result, 2, "matplotlib", "apt-get install python3-matplotlib")
+        self.assertExit(result, 3, "matplotlib", "apt-get install python3-matplotlib")
         self.assertFalse(os.path.exists(self.path("x.png")))
 
-    def test_heatmap_exit_2_with_install_hint(self):
+    def test_heatmap_exit_3_with_install_hint(self):
         result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png", env=self.env)
-        self.assertExit(result, 2, "apt-get install python3-matplotlib")
+        self.assertExit(result, 3, "apt-get install python3-matplotlib")
 
     def test_text_matrix_still_works(self):
         result = self.run_tool(ALL_PAIRS, "--matrix", env=self.env)

@@ -9,7 +9,7 @@ import textwrap
 import warnings
 from dataclasses import replace
 
-from . import curves, styles
+from . import curves, interpreter, styles
 from .files import InputError
 from .machines import software_line
 from .names import is_throughput_only
@@ -18,22 +18,17 @@ from .text import LABEL_WIDTH, clip, one_line
 
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
 BANDWIDTH_AXES = ("log", "linear")
-MATPLOTLIB_HINT = (
-    "matplotlib is needed to draw images, and {python} cannot import it ({error}); install "
-    "it: apt-get install python3-matplotlib (Debian, Ubuntu) or python3 -m pip install "
-    "matplotlib; the text matrix (--matrix --text) works without it"
-)
 
 
 def import_pyplot():
-    """pyplot on the headless Agg backend; InputError with a hint if absent."""
-    try:
-        import matplotlib
+    """pyplot on the headless Agg backend, under a Python that has matplotlib
+    (interpreter.require: this one, else the tool runs again under the system Python)."""
+    interpreter.require(("matplotlib",))
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as pyplot
-    except ImportError as e:
-        raise InputError(MATPLOTLIB_HINT.format(python=sys.executable, error=e)) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
     return pyplot
 
 
