@@ -45,6 +45,7 @@ class FirstPythonLacksNumpyTest(unittest.TestCase):
             k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "XFER_PYTHON"))
         }
         self.env["PATH"] = os.path.join(bare, "bin") + os.pathsep + self.env.get("PATH", "")
+        self.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in tools/
         self.assertEqual(shutil.which("python3", path=self.env["PATH"]), self.bare_python)
         self.assertFalse(imports("python3", "numpy", self.env), "the venv has numpy")
         self.history = os.path.join(self.dir, "history")
