@@ -8,6 +8,8 @@ Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels path]
 Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
          GB/s per (source, destination) GPU from an all-pairs run, as a heatmap (-o) or as a
          text table (no -o, or --text); the text table needs only the standard library.
+
+Exit status: 0 drawn, 2 bad input, 3 no Python with matplotlib (see docs/python.md).
 """
 
 import argparse
@@ -16,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from xfertools import curves, draw, matrix, sizes, styles  # noqa: E402
+from xfertools import curves, draw, interpreter, matrix, sizes, styles  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -137,6 +139,9 @@ def main(argv=None):
     except InputError as e:
         print(f"plot.py: {one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except interpreter.Missing as e:
+        print(f"plot.py: {e}; the text matrix (--matrix --text) needs none", file=sys.stderr)
+        return interpreter.EXIT_MISSING
 
 
 if __name__ == "__main__":

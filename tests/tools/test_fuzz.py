@@ -19,7 +19,8 @@ run in-process through the tools' main(argv), with stdout a strict UTF-8
 stream as a real one would be and a timer bounding each case; a smaller set
 runs the tools as real processes with a timeout, to prove the exit status
 and the shape of stderr end to end. The image cases draw only where this
-interpreter has matplotlib; without it they must end in the one-line hint.
+interpreter has matplotlib; without it they must end in the one-line hint
+(exit 3, or 2 for input refused before drawing).
 """
 
 import contextlib
@@ -1256,7 +1257,8 @@ def problems(case, outcome, fmt_json=False):
             found.append(f"stderr says none of {in_stderr}")
         if in_stdout and in_stdout not in outcome.stdout:
             found.append(f"stdout lacks {in_stdout!r}")
-    if outcome.status not in (0, 1, 2):
+    no_python_draws = case.draws and not HAVE_MATPLOTLIB  # exit 3 (docs/python.md)
+    if outcome.status not in (0, 1, 2) + (3,) * no_python_draws:
         found.append(f"exit status {outcome.status!r}")
     if "Traceback" in outcome.stdout or "Traceback" in outcome.stderr:
         found.append("a traceback")

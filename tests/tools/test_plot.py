@@ -297,14 +297,14 @@ class WithoutMatplotlibTest(ToolTestCase):
             f.write("raise ImportError('hidden by test_plot.py')\n")
         self.env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
 
-    def test_curves_exit_2_with_install_hint(self):
+    def test_curves_exit_3_with_install_hint(self):
         result = self.run_tool(SWEEP, "-o", "x.png", env=self.env)
-        self.assertExit(result, 2, "matplotlib", "apt-get install python3-matplotlib")
+        self.assertExit(result, 3, "matplotlib", "apt-get install python3-matplotlib")
         self.assertFalse(os.path.exists(self.path("x.png")))
 
-    def test_heatmap_exit_2_with_install_hint(self):
+    def test_heatmap_exit_3_with_install_hint(self):
         result = self.run_tool(ALL_PAIRS, "--matrix", "-o", "m.png", env=self.env)
-        self.assertExit(result, 2, "apt-get install python3-matplotlib")
+        self.assertExit(result, 3, "apt-get install python3-matplotlib")
 
     def test_text_matrix_still_works(self):
         result = self.run_tool(ALL_PAIRS, "--matrix", env=self.env)
@@ -316,10 +316,10 @@ class LoadingTest(ToolTestCase):
     """The rules that decide which number a point shows."""
 
     def series_of(self, rows):
-        return curves.series_points(result_doc(rows))
+        return curves.series_points(result_doc(rows))[:2]
 
     def test_series_key_drops_size_and_manual_time(self):
-        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
+        series, _, _ = curves.series_points(files.load_result(ALL_PAIRS))
         key = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
         self.assertEqual(len(series), 24)
         self.assertEqual(sorted(series[key]), [1 << 20, 256 << 20])
@@ -339,7 +339,7 @@ class LoadingTest(ToolTestCase):
         doc = files.load_result(path)
         self.assertEqual(doc["context"]["host_name"], "nan-host")
         self.assertEqual(doc["benchmarks"][1]["label"], "nan inf")
-        series, _ = curves.series_points(doc)
+        series, _, _ = curves.series_points(doc)
         # Non-finite counters fall back to real_time; bandwidth is unknown.
         self.assertEqual(series[MPI_PP][8], (None, 0.5))
         self.assertEqual(series[MPI_PP][16], (None, 1.5))
@@ -466,7 +466,7 @@ class StyleTest(unittest.TestCase):
         self.assertEqual(nccl, modes[:2])  # the same mode, the same style
 
     def test_the_six_host_staging_variants_have_six_colours(self):
-        series, _ = curves.series_points(files.load_result(ONE_GPU_DEFAULT))
+        series, _, _ = curves.series_points(files.load_result(ONE_GPU_DEFAULT))
         staging = [k for k in series if k.startswith("host_staging/")]
         self.assertEqual(len(staging), 6)
         looked = styles.series_styles(series)
@@ -490,7 +490,7 @@ class StyleTest(unittest.TestCase):
         self.assertNotEqual(odd["zz_path/x:1"].color, odd["aa_path/x:1"].color)
 
     def test_every_series_of_a_path_looks_different(self):
-        series, _ = curves.series_points(files.load_result(ALL_PAIRS))
+        series, _, _ = curves.series_points(files.load_result(ALL_PAIRS))
         looked = styles.series_styles(series)
         looks = {(s.color, s.linestyle, s.marker) for s in looked.values()}
         self.assertEqual(len(looks), len(series))  # 24 memcpy_peer series
@@ -566,7 +566,7 @@ class StyleTest(unittest.TestCase):
         self.assertIsNone(names.legacy_family(f"{PIPELINED}/mode:stream"))
 
     def test_staged_modes_have_the_line_styles_of_every_path(self):
-        series, _ = curves.series_points(files.load_result(STAGED))
+        series, _, _ = curves.series_points(files.load_result(STAGED))
         looked = styles.series_styles(list(series) + self.KEYS)
         for mode, line in (("pingpong", "-"), ("stream", "--"), ("bidir", "-.")):
             with self.subTest(mode=mode):
@@ -754,6 +754,123 @@ class ReferenceLineTest(unittest.TestCase):
         }
         run = curves.Run("x.json", "x", context, {"memcpy_peer/pair:0to1": {}}, [])
         self.assertEqual(curves.reference_lines(run), [])
+
+
+NCCL_PP = "nccl_sendrecv/mode:pingpong"
+
+
+def stated_doc():
+    """mpi_host rows that state a ci95 (10% at 8 B, 50% at 1 KiB, 95% at 1 MiB, 0% at 1 GiB),
+    nccl_sendrecv rows that state none."""
+    rows = [
+        ok_row(f"mpi_host/bytes:{size}/manual_time", size / 1e3 / t, t, ci95_pct=ci95)
+        for size, t, ci95 in ((8, 2.0, 10.0), (1024, 4.0, 50.0), (1 << 20, 100.0, 95.0))
+    ]
+    rows.append(ok_row(f"mpi_host/bytes:{1 << 30}/manual_time", 10.0, 1e5, ci95_pct=0.0))
+    rows += [
+        ok_row(f"nccl_sendrecv/bytes:{size}/manual_time", size / 1e3 / 20.0, 20.0)
+        for size in (8, 1024)
+    ]
+    return result_doc(rows)
+
+
+class IntervalLoadingTest(unittest.TestCase):
+    """Which 95% interval a point is drawn with."""
+
+    def intervals(self, rows):
+        return curves.series_points(result_doc(rows))[2]
+
+    def test_a_row_gives_its_stated_ci95_and_a_row_without_none(self):
+        intervals = curves.series_points(stated_doc())[2]
+        self.assertEqual(intervals, {MPI_PP: {8: 10.0, 1024: 50.0, 1 << 20: 95.0, 1 << 30: 0.0}})
+
+    def test_repetitions_give_the_interval_of_their_mean_from_their_spread(self):
+        name = "mpi_host/bytes:64/manual_time"
+        times = (10.0, 12.0, 14.0)
+        rows = [ok_row(name, 1.0, t, repetition_index=i, ci95_pct=1.0) for i, t in enumerate(times)]
+        # t(0.975, 2) = 4.303; standard error 2 / sqrt(3); mean 12
+        expected = 100 * 4.302653 * 2 / 3**0.5 / 12
+        self.assertAlmostEqual(self.intervals(rows)[MPI_PP][64], expected, places=3)
+
+    def test_an_aggregate_row_gives_none(self):
+        name = "mpi_host/bytes:64/manual_time"
+        row = ok_row(
+            name + "_median",
+            2.0,
+            0.032,
+            run_name=name,
+            run_type="aggregate",
+            aggregate_name="median",
+            ci95_pct=3.0,
+        )
+        self.assertEqual(self.intervals([row]), {})
+
+    def test_a_filter_keeps_the_intervals_of_the_series_it_keeps(self):
+        runs = curves.load_runs([MODES])
+        self.assertGreater(len(runs[0].intervals), 1)
+        curves.filter_series(runs, re.compile("^nccl"))
+        self.assertTrue(runs[0].intervals)
+        self.assertTrue(all(key.startswith("nccl") for key in runs[0].intervals))
+
+
+@NEEDS_MATPLOTLIB
+class IntervalDrawingTest(ToolTestCase):
+    """Each point's 95% interval as a vertical bar in its series' colour."""
+
+    def figure(self, document):
+        path = self.write("run.json", json.dumps(document))
+        pyplot = draw.import_pyplot()
+        fig = draw.build_curves_figure(pyplot, curves.load_runs([path]), False)
+        self.addCleanup(pyplot.close, fig)
+        return fig
+
+    def bars(self, ax):
+        """{(size, low, high)} of the interval bars on ax, and their colours."""
+        found, colours = set(), set()
+        for collection in ax.collections:
+            if collection.get_gid() == draw.CI95_GID:
+                for segment in collection.get_segments():
+                    (x, low), (_, high) = segment
+                    found.add((x, round(low, 6), round(high, 6)))
+                colours |= {tuple(c) for c in collection.get_colors()}
+        return found, colours
+
+    def test_bars_for_rows_with_a_ci95_and_none_for_rows_without(self):
+        ax_bw, ax_lat = self.figure(stated_doc()).axes
+        latency, colours = self.bars(ax_lat)
+        self.assertEqual(
+            latency,
+            {(8, 1.8, 2.2), (1024, 2.0, 6.0), (1 << 20, 10.0, 195.0)},  # 95%: cut at a tenth
+        )
+        self.assertEqual(len(colours), 1)
+        mpi = next(line for line in ax_lat.get_lines() if line.get_label().startswith(MPI_PP))
+        from matplotlib.colors import to_rgb
+
+        self.assertEqual(colours.pop()[:3], to_rgb(mpi.get_color()))
+        bandwidth, _ = self.bars(ax_bw)
+        g = 8 / 1e3 / 2.0
+        self.assertIn((8, round(g / 1.1, 6), round(g / 0.9, 6)), bandwidth)
+        g = (1 << 20) / 1e3 / 100.0
+        self.assertIn((1 << 20, round(g / 1.95, 6), round(10 * g, 6)), bandwidth)  # cut at 10x
+        self.assertEqual({x for x, _, _ in bandwidth}, {8, 1024, 1 << 20})
+        labels = [t.get_text() for t in self.figure(stated_doc()).legends[0].get_texts()]
+        self.assertTrue(any(label.startswith("bar: 95% interval") for label in labels), labels)
+
+    def test_no_bars_and_no_legend_entry_without_a_stated_ci95(self):
+        fig = self.figure(result_doc([ok_row("mpi_host/bytes:8/manual_time", 0.004, 2.0)]))
+        for ax in fig.axes:
+            self.assertEqual(self.bars(ax), (set(), set()))
+        labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        self.assertFalse([label for label in labels if label.startswith("bar:")], labels)
+
+    def test_svg_holds_the_bars_of_a_run_that_states_ci95_only(self):
+        stated = self.write("stated.json", json.dumps(stated_doc()))
+        self.assertExit(self.run_tool(stated, "-o", "stated.svg"), 0)
+        self.assertExit(self.run_tool(SWEEP, "-o", "sweep.svg"), 0)  # no ci95 in its rows
+        with open(self.path("stated.svg"), encoding="utf-8") as f:
+            self.assertIn(f'<g id="{draw.CI95_GID}', f.read())
+        with open(self.path("sweep.svg"), encoding="utf-8") as f:
+            self.assertNotIn(f'<g id="{draw.CI95_GID}', f.read())
 
 
 if __name__ == "__main__":

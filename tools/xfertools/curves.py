@@ -37,6 +37,7 @@ class Run:
     context: dict  # context.xferbench, {} when absent
     series: dict  # {family: {size: (GB/s or None, latency us or None)}}
     failed: list  # 'name: message' of each failed row left out
+    intervals: dict = dataclasses.field(default_factory=dict)  # {family: {size: ci95 %}}
 
 
 def plottable(value):
@@ -55,13 +56,23 @@ def point(counted):
     return gbps, latency
 
 
+def interval(group, measured):
+    """The relative 95% half-width (percent) of a size's time, or None: one row's stated
+    ci95_pct; with repetitions, that of their mean from their spread (rows.series_figure); none
+    for an aggregate row, whose ci95_pct is not that of its value."""
+    if not measured:
+        return None
+    return rows.series_figure(rows.series_from_rows(measured, not group.repetitions)).ci95_pct
+
+
 def series_points(document):
-    """{family: {size: (GB/s, latency us)}} and the failed rows ('name: message').
+    """{family: {size: (GB/s, latency us)}}, the failed rows ('name: message') and
+    {family: {size: ci95 percent}} of the points whose rows state or show one.
 
     With repetitions the point is the median of the repetition rows; the median aggregate row
     (else the mean) is used only where a benchmark has no repetition rows.
     """
-    series, failed = {}, []
+    series, failed, intervals = {}, [], {}
     for name, group in rows.grouped_rows(document).items():
         counted = group.counted()
         failed += [
@@ -70,10 +81,15 @@ def series_points(document):
             if rows.is_failed(r)
         ]
         size = names.message_bytes(name)
-        gbps, latency = point([r for r in counted if not rows.is_failed(r)])
+        measured = [r for r in counted if not rows.is_failed(r)]
+        gbps, latency = point(measured)
         if size and (gbps is not None or latency is not None):
-            series.setdefault(names.family_of(name), {})[size] = (gbps, latency)
-    return series, failed
+            family = names.family_of(name)
+            series.setdefault(family, {})[size] = (gbps, latency)
+            ci95 = interval(group, measured)
+            if ci95 is not None:
+                intervals.setdefault(family, {})[size] = ci95
+    return series, failed, intervals
 
 
 def unique_labels(labels, paths):
@@ -101,7 +117,7 @@ def load_runs(paths):
     )
     runs = []
     for document, context, path, label in zip(documents, contexts, paths, labels):
-        series, failed = series_points(document)
+        series, failed, intervals = series_points(document)
         if not series:
             raise InputError(
                 f"{path}: no plottable rows (of {len(document['benchmarks'])} rows, "
@@ -109,7 +125,7 @@ def load_runs(paths):
                 "PATH[/VARIANT...]/bytes:N/manual_time and has a time)"
             )
         xferbench = machines.xferbench_context(context) or {}
-        runs.append(Run(path, label, xferbench, series, failed))
+        runs.append(Run(path, label, xferbench, series, failed, intervals))
     return runs
 
 
@@ -122,6 +138,7 @@ def filter_matches(pattern, family):
 def filter_series(runs, pattern):
     for run in runs:
         run.series = {k: v for k, v in run.series.items() if filter_matches(pattern, k)}
+        run.intervals = {k: v for k, v in run.intervals.items() if k in run.series}
     if not any(run.series for run in runs):
         raise InputError(f"no series match --filter '{pattern.pattern}'")
 

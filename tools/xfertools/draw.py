@@ -9,7 +9,7 @@ import textwrap
 import warnings
 from dataclasses import replace
 
-from . import curves, styles
+from . import curves, interpreter, styles
 from .files import InputError
 from .machines import software_line
 from .names import is_throughput_only
@@ -17,23 +17,19 @@ from .sizes import format_size
 from .text import LABEL_WIDTH, clip, one_line
 
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+CI95_GID = "ci95"  # the id of the interval bars' group in an SVG
 BANDWIDTH_AXES = ("log", "linear")
-MATPLOTLIB_HINT = (
-    "matplotlib is needed to draw images, and {python} cannot import it ({error}); install "
-    "it: apt-get install python3-matplotlib (Debian, Ubuntu) or python3 -m pip install "
-    "matplotlib; the text matrix (--matrix --text) works without it"
-)
 
 
 def import_pyplot():
-    """pyplot on the headless Agg backend; InputError with a hint if absent."""
-    try:
-        import matplotlib
+    """pyplot on the headless Agg backend, under a Python that has matplotlib
+    (interpreter.require: this one, else the tool runs again under the system Python)."""
+    interpreter.require(("matplotlib",))
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as pyplot
-    except ImportError as e:
-        raise InputError(MATPLOTLIB_HINT.format(python=sys.executable, error=e)) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
     return pyplot
 
 
@@ -101,23 +97,47 @@ def format_latency_axis(ax, has_lines=True):
     ax.set_title("One-way latency (lower is better)")
 
 
+def interval_ends(value, ci95_pct, rate):
+    """(low, high) of the 95% interval of a time (rate=False) or of the rate over it (GB/s,
+    rate=True) from the time's relative half-width; a side the interval leaves unbounded or
+    beyond ten times (a tenth of) the value is cut there."""
+    c = ci95_pct / 100
+    if rate:
+        return value / (1 + c), value / (1 - c) if c < 0.9 else 10 * value
+    return (value * (1 - c) if c < 0.9 else value / 10), value * (1 + c)
+
+
+def draw_intervals(ax, points, intervals, color, rate):
+    """A vertical bar per point whose row states its 95% interval (ci95_pct > 0), in the
+    series' colour; True if any was drawn."""
+    bars = [(s, *interval_ends(v, intervals[s], rate)) for s, v in points if intervals.get(s)]
+    if bars:
+        sizes, lows, highs = zip(*bars)
+        ax.vlines(sizes, lows, highs, colors=color, linewidth=1.0, alpha=0.75, gid=CI95_GID)
+    return bool(bars)
+
+
 def draw_panel(ax_bw, ax_lat, runs, panel, looks):
-    """Every run's series of the panel; stream and bidir series only on the bandwidth axes. The
-    number of series left off latency."""
-    left_off = set()
+    """Every run's series of the panel, each point with its 95% interval where its row gives
+    one; stream and bidir series only on the bandwidth axes. (The number of series left off
+    latency, True if any interval was drawn.)"""
+    left_off, drew_intervals = set(), False
     for index, run in enumerate(runs):
         for key in [k for k in panel.keys if k in run.series]:
             points = sorted(run.series[key].items())
+            intervals = run.intervals.get(key, {})
             kwargs = styles.line_kwargs(looks[key], index, f"{key}  [{run.label}]")
             bw = [(s, g) for s, (g, _) in points if g is not None]
             lat = [(s, t) for s, (_, t) in points if t is not None and t > 0]
             if bw:
                 ax_bw.plot(*zip(*bw), **kwargs)
+                drew_intervals |= draw_intervals(ax_bw, bw, intervals, kwargs["color"], True)
             if lat and is_throughput_only(key):
                 left_off.add(key)
             elif lat:
                 ax_lat.plot(*zip(*lat), **kwargs)
-    return len(left_off)
+                drew_intervals |= draw_intervals(ax_lat, lat, intervals, kwargs["color"], False)
+    return len(left_off), drew_intervals
 
 
 def note_left_off(ax, count, has_lines):
@@ -235,6 +255,16 @@ def run_handles(runs):
     ]
 
 
+def interval_handles(drew_intervals):
+    """The legend entry that says what the bars are, where any were drawn."""
+    from matplotlib.lines import Line2D
+
+    if not drew_intervals:
+        return []
+    label = "bar: 95% interval of the point (ci95_pct); hidden by the marker where narrower"
+    return [Line2D([], [], color="0.35", marker="|", markersize=10, linestyle="none", label=label)]
+
+
 def add_legend(fig, handles):
     """One legend below the panels."""
     if not handles:
@@ -296,9 +326,10 @@ def build_curves_figure(pyplot, runs, with_references, panels="none", bandwidth_
         columns = [(ax_bw, ax_lat, None)]
     looks = styles.series_styles({key for run in runs for key in run.series})
     sizes = [size for run in runs for points in run.series.values() for size in points]
-    shared_handles = []
+    shared_handles, drew_intervals = [], False
     for panel, lines, (ax_bw, ax_lat, ax_key) in zip(layout, references, columns):
-        left_off = draw_panel(ax_bw, ax_lat, runs, panel, looks)
+        left_off, drew = draw_panel(ax_bw, ax_lat, runs, panel, looks)
+        drew_intervals |= drew
         has_latency = bool(ax_lat.get_lines())
         handles = series_handles(panel, looks) + draw_references(ax_bw, lines)
         label_axes(ax_bw, ax_lat, sizes, bandwidth_axis, has_latency, panel.title)
@@ -325,7 +356,7 @@ def build_curves_figure(pyplot, runs, with_references, panels="none", bandwidth_
             file=sys.stderr,
         )
     add_heading(fig, runs)
-    add_legend(fig, shared_handles + run_handles(runs))
+    add_legend(fig, shared_handles + run_handles(runs) + interval_handles(drew_intervals))
     fig.tight_layout()
     return fig
 
