@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include "error.hpp"
@@ -12,6 +15,16 @@
 #include "reporter.hpp"
 
 namespace xfer {
+
+namespace {
+// Rank 0's figure, on every rank (0: no known link).
+double share_ceiling(const World& world, double mine) {
+  if (world.size() == 1) return mine;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", mine);
+  return std::atof(world.broadcast(world.is_root() ? std::string(text) : std::string()).c_str());
+}
+}  // namespace
 
 std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
   std::vector<Slot> order;
@@ -106,6 +119,9 @@ void Runner::visit(const Slot& slot) {
   h_.watchdog.arm(row.name);
   set_current_row_bytes(row.bytes);
   try {
+    std::optional<links::RunningReader> reading;  // rank 0 holds the link answers
+    if (registry_.links().route_has_pcie(spec.family))
+      reading.emplace(registry_.links(), spec.family);
     spec.fn(record.visit, h_, row);
   } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed visit
     record.visit.fail(row.name + ": " + rank_prefix() + e.what());
@@ -154,7 +170,23 @@ void Runner::report(benchmark::State& state, std::size_t index) {
     state.SkipWithError(figure.error.c_str());
     return;
   }
-  report_figure(state, registry_.rows()[selected_[index]].bytes, figure);
+  const RowSpec& spec = registry_.rows()[selected_[index]];
+  // Rank 0 knows the links; every rank takes its ceiling, so all decide alike.
+  const double ceiling = share_ceiling(
+      h_.world, registry_.links().row_ceiling_gbps(spec.family, figure.directions, figure.pairs));
+  const double gbps =
+      static_cast<double>(spec.bytes) * figure.directions * figure.pairs / figure.one_way_s / 1e9;
+  if (const std::string over =
+          links::over_line_rate(gbps, ceiling, registry_.links().route_text(spec.family));
+      !over.empty()) {
+    state.SkipWithError((spec.name + ": " + over).c_str());
+    return;
+  }
+  report_figure(state, spec.bytes, figure);
+  if (ceiling > 0) {
+    state.counters["link_gbps"] = benchmark::Counter(ceiling);
+    state.counters["pct_of_link"] = benchmark::Counter(gbps / ceiling * 100);
+  }
 }
 
 json::Value Runner::visits_json() const {
