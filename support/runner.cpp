@@ -165,28 +165,17 @@ void Runner::report(benchmark::State& state, std::size_t index) {
     state.SkipWithError(kNotMeasured);
     return;
   }
-  const Figure figure = combine(visits, floor_pct_[index]);
+  Figure figure = combine(visits, floor_pct_[index]);
   if (!figure.error.empty()) {
     state.SkipWithError(figure.error.c_str());
     return;
   }
   const RowSpec& spec = registry_.rows()[selected_[index]];
   // Rank 0 knows the links; every rank takes its ceiling, so all decide alike.
-  const double ceiling = share_ceiling(
+  figure.link_gbps = share_ceiling(
       h_.world, registry_.links().row_ceiling_gbps(spec.family, figure.directions, figure.pairs));
-  const double gbps =
-      static_cast<double>(spec.bytes) * figure.directions * figure.pairs / figure.one_way_s / 1e9;
-  if (const std::string over =
-          links::over_line_rate(gbps, ceiling, registry_.links().route_text(spec.family));
-      !over.empty()) {
-    state.SkipWithError((spec.name + ": " + over).c_str());
-    return;
-  }
+  figure.links = registry_.links().route_text(spec.family);
   report_figure(state, spec.bytes, figure);
-  if (ceiling > 0) {
-    state.counters["link_gbps"] = benchmark::Counter(ceiling);
-    state.counters["pct_of_link"] = benchmark::Counter(gbps / ceiling * 100);
-  }
 }
 
 json::Value Runner::visits_json() const {
