@@ -22,7 +22,11 @@ def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200"):
     """A result as a GPU run writes it: rows at 256 MiB, {family: share}, on the H200's links."""
     pcie = "pcie:0000:00:06.0"
     nvlink = "nvlink:0000:00:06.0>0000:00:07.0"
-    routes = {SEQ: ([pcie, pcie], 31.5), PIPE: ([pcie, pcie], 63.0), PEER: ([nvlink], 478.1)}
+    routes = {
+        SEQ: ([pcie, pcie], 31.5, "serial"),
+        PIPE: ([pcie, pcie], 63.0, "overlapped"),
+        PEER: ([nvlink], 478.1, "serial"),
+    }
     rows = []
     for family, share in shares.items():
         ceiling = routes[family][1]
@@ -40,9 +44,7 @@ def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200"):
             {"id": pcie, "kind": "PCIe", "gbps": 63.0, "max_gbps": 63.0},
             {"id": nvlink, "kind": "NVLink", "gbps": 478.1, "max_gbps": 478.1},
         ],
-        "routes": {
-            f: {"links": ids, "join": "serial", "gbps": g} for f, (ids, g) in routes.items()
-        },
+        "routes": {f: {"links": i, "join": j, "gbps": g} for f, (i, g, j) in routes.items()},
         "downtrained": list(downtrained),
         "p2p_off_despite_link": list(peer_off),
     }

@@ -2,6 +2,7 @@
 routes and link problems of context.xferbench.links, and the node check of tools/check-node."""
 
 from . import machines
+from .files import load_result
 from .names import family_of, message_bytes
 from .rows import failure_message, is_aggregate, is_failed, positive, row_gbps, written_name
 
@@ -90,3 +91,59 @@ def check_node(document, shares):
                 f"({'+'.join(kinds)}, {row.get('link_gbps'):.1f} GB/s); wanted {wanted:.0%}"
             )
     return failures + problems(document), checked
+
+
+def add_link_shares(families, base_files, new_files):
+    """compare.py --cross-machine: each family's share of its own link on both machines
+    (base_link_share, new_link_share: at the largest size each side measured; None where the
+    side's rows carry no pct_of_link), beside the raw ratio."""
+    sides = {}
+    for label, paths in (("base", base_files), ("new", new_files)):
+        shares = {}
+        for path in paths:
+            shares.update(family_shares(load_result(path)))
+        sides[label] = shares
+    for family in families:
+        for label, shares in sides.items():
+            found = shares.get(family["family"])
+            family[f"{label}_link_share"] = found[0] if found else None
+
+
+def with_share_column(families, headers, body, align):
+    """The family table with a column of share_cell, where any family's link is known."""
+    cells = [share_cell(f) for f in families]
+    if all(cell == "-" for cell in cells):
+        return headers, body, align
+    rows = [row + [cell] for row, cell in zip(body, cells)]
+    return headers + ["of link base/new"], rows, align + "r"
+
+
+def share_cell(family):
+    """'88% / 80%' (base / new) for the family table; '-' for a side without a known link."""
+    cells = [family.get(f"{side}_link_share") for side in ("base", "new")]
+    if cells == [None, None]:
+        return "-"
+    return " / ".join("-" if c is None else f"{c:.0%}" for c in cells)
+
+
+def route_lines(xferbench, families):
+    """plot.py --reference: [(GB/s, label)] of the routes this run recorded for `families`
+    (context.xferbench.links), one direction of one pair; [] where the run recorded none."""
+    links = machines.mapping(xferbench.get("links"))
+    kinds = {
+        link.get("id"): link.get("kind")
+        for link in links.get("links", [])
+        if isinstance(link, dict)
+    }
+    lines = {}
+    for family in families:
+        route = machines.mapping(machines.mapping(links.get("routes")).get(family))
+        gbps = positive(route.get("gbps"))
+        ids = [i for i in route.get("links") or [] if isinstance(i, str)]
+        if gbps is None or not ids:
+            continue
+        crossed = " + ".join(sorted({str(kinds.get(i, i)) for i in ids}))
+        how = {"serial": ", in turn", "overlapped": ", at once"}.get(route.get("join"), "")
+        label = f"link ({crossed}{how if len(ids) > 1 else ''}): {gbps:.1f} GB/s per direction"
+        lines[label] = gbps
+    return [(gbps, label) for label, gbps in lines.items()]
