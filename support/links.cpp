@@ -1,5 +1,7 @@
 #include "links.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -150,6 +152,8 @@ std::vector<std::string> record_answers(const LinkAnswers& answers,
   std::vector<std::string> written;
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+    throw Error(dir + ": cannot create or write this directory");
   const auto copy_files = [&](const fs::path& from, const fs::path& to,
                               std::initializer_list<const char*> names) {
     fs::create_directories(to, ec);
