@@ -445,9 +445,14 @@ double Book::ceiling_gbps(const std::string& family) const {
   for (const auto& id : it->second.links) {
     const auto link =
         std::find_if(links_.begin(), links_.end(), [&](const Link& l) { return l.id == id; });
-    if (link == links_.end() || link->gbps <= 0) return 0;
-    inverse_sum += 1 / link->gbps;
-    slowest = slowest == 0 ? link->gbps : std::min(slowest, link->gbps);
+    // A PCIe link never read while a transfer ran counts at its maximum: a reading at rest
+    // may be a power-saving generation, and a ceiling too low would refuse a true figure.
+    const double gbps = link == links_.end()                          ? 0
+                        : link->kind == "PCIe" && !link->read_running ? link->max_gbps
+                                                                      : link->gbps;
+    if (gbps <= 0) return 0;
+    inverse_sum += 1 / gbps;
+    slowest = slowest == 0 ? gbps : std::min(slowest, gbps);
   }
   return it->second.join == Route::Join::Serial ? 1 / inverse_sum : slowest;
 }

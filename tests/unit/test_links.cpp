@@ -109,8 +109,10 @@ TEST(Links, DowntrainedWhileRunningIsNamed) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:pipelined/pair:0to0";
   route_families(*book, one_gpu_context(), {family});
-  // Read before any transfer ran: an idle GPU may read slow, so nothing is said yet.
+  // Read before any transfer ran: an idle GPU may read slow, so nothing is said yet, and the
+  // ceiling is the link's maximum (a low one would refuse true figures).
   EXPECT_TRUE(book->downtrained().empty());
+  EXPECT_NEAR(book->ceiling_gbps(family), pcie_gbps(5, 16), 1e-9);
   book->read_running(family);
   ASSERT_EQ(book->downtrained(), std::vector<std::string>{"pcie:0000:00:06.0"});
   EXPECT_NEAR(book->ceiling_gbps(family), pcie_gbps(3, 8), 1e-9);  // the rate it ran at
