@@ -123,6 +123,15 @@ TEST(Links, DowntrainedWhileRunningIsNamed) {
   EXPECT_EQ(context.find("downtrained")->items().size(), 1u);
 }
 
+TEST(Links, TheRunningReaderReadsWhileItLives) {
+  auto book = book_for("downtrained-edited");
+  const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
+  route_families(*book, one_gpu_context(), {family});
+  ASSERT_TRUE(book->route_has_pcie(family));
+  { RunningReader reading(*book, family); }  // at least the reading as it ends
+  EXPECT_EQ(book->downtrained(), std::vector<std::string>{"pcie:0000:00:06.0"});
+}
+
 TEST(Links, WithoutNvmlSysfsAnswersAndTheSlotCapsTheMaximum) {
   const RecordedAnswers answers(fixture("no-nvml-slot-gen4-edited"));
   EXPECT_FALSE(answers.nvml_available());
