@@ -119,8 +119,8 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
   return status;
 }
 
-// The links the rows cross (support/routes.hpp): rank 0 reads them, routes every family and
-// names the links; --xfer_dump_links records them instead. An exit status when the run ends here.
+// The links the rows cross (support/routes.hpp): rank 0 reads them and routes every family;
+// --xfer_dump_links records them instead. An exit status when the run ends here.
 std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& world) {
   const xfer::Config& config = registry.config();
   std::unique_ptr<xfer::links::LinkAnswers> answers;
@@ -163,8 +163,6 @@ std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& wo
     if (families.empty() || families.back() != row.family) families.push_back(row.family);
   }
   xfer::links::route_families(book, context, families);
-  for (const auto& line : book.lines()) std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
   return std::nullopt;
 }
 
@@ -236,6 +234,7 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   if (world.is_root()) {
     for (const auto& line : xfer::summary_lines(registry, world, hosts))
       std::fprintf(stderr, "%s\n", line.c_str());
+    for (const auto& line : registry.links().lines()) std::fprintf(stderr, "%s\n", line.c_str());
     std::fflush(stderr);
   }
 
