@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string>
@@ -23,6 +24,7 @@
 #include "paths.hpp"
 #include "preflight.hpp"
 #include "reporter.hpp"
+#include "routes.hpp"
 #include "runner.hpp"
 #include "selection.hpp"
 
@@ -108,6 +110,53 @@ int exit_status(const xfer::RankZeroReporter& reporter, const xfer::Registry& re
   return status;
 }
 
+// The links the rows cross (support/routes.hpp): rank 0 reads them and routes every family;
+// --xfer_dump_links records them instead. An exit status when the run ends here.
+std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& world) {
+  const xfer::Config& config = registry.config();
+  std::unique_ptr<xfer::links::LinkAnswers> answers;
+  if (world.is_root() || !config.test_links.empty()) {
+    try {
+      answers = xfer::links::answers_for_run(config.test_links);
+    } catch (const xfer::UsageError& e) {  // the same directory on every rank
+      if (world.is_root()) std::fprintf(stderr, "xferbench: --xfer_test_links: %s\n", e.what());
+      return 2;
+    }
+  }
+  if (!world.is_root() && config.dump_links.empty()) return std::nullopt;
+  const xfer::json::Value context = xfer::json::parse(registry.context().dump(0));
+  if (!config.dump_links.empty()) {
+    std::uint64_t status = 0;
+    if (world.is_root()) {
+      std::vector<std::string> buses;
+      const xfer::json::Value* cuda = context.find("cuda");
+      const xfer::json::Value* devices =
+          cuda && cuda->is_object() ? cuda->find("devices") : nullptr;
+      for (const auto& d : devices ? devices->items() : std::vector<xfer::json::Value>{})
+        buses.push_back(d.find("pci_bus_id") ? d.find("pci_bus_id")->text() : "");
+      try {
+        const auto files = xfer::links::record_answers(*answers, buses, config.dump_links);
+        std::fprintf(stderr,
+                     "xferbench: recorded %zu file(s) of link answers for %zu GPU(s) in %s\n",
+                     files.size(), buses.size(), config.dump_links.c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "xferbench: --xfer_dump_links=%s: %s\n", config.dump_links.c_str(),
+                     e.what());
+        status = 2;
+      }
+    }
+    return static_cast<int>(world.broadcast(status));
+  }
+  xfer::links::Book& book = registry.links();
+  book.set_answers(std::move(answers));
+  std::vector<std::string> families;
+  for (const auto& row : registry.rows()) {
+    if (families.empty() || families.back() != row.family) families.push_back(row.family);
+  }
+  xfer::links::route_families(book, context, families);
+  return std::nullopt;
+}
+
 // The order of the visits: --xfer_seed, or one rank 0 draws for this run (recorded in the
 // context, so the run's order can be replayed).
 std::uint64_t agreed_seed(const xfer::Config& config, const xfer::World& world) {
@@ -172,9 +221,11 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   for (const auto& text : world.all_gather(gpu && !gpu->is_null() ? gpu->dump(0) : "-1"))
     gpus.push_back(std::atoi(text.c_str()));
   context.set("pairs", xfer::pairs_context(config.rank_pairs, hosts, gpus));
+  if (const auto status = prepare_links(registry, world)) return *status;
   if (world.is_root()) {
     for (const auto& line : xfer::summary_lines(registry, world, hosts))
       std::fprintf(stderr, "%s\n", line.c_str());
+    for (const auto& line : registry.links().lines()) std::fprintf(stderr, "%s\n", line.c_str());
     std::fflush(stderr);
   }
 
@@ -194,6 +245,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::RankZeroReporter reporter(
       config, world, context, registry.skips(), started, [&runner] { return runner.visits_json(); },
       [&runner] { return runner.stop_reason(); });
+  if (registry.links().has_answers())
+    reporter.add_late_field("links", [&registry] { return registry.links().to_json(); });
   if (registry.families() == 0) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
@@ -212,6 +265,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     return 2;
   }
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  for (const auto& line : registry.links().problems())  // read while the rows ran
+    std::fprintf(stderr, "xferbench: %s\n", line.c_str());
   xfer::release_kept_blocks();  // before MPI and CUDA go away
   const int status = exit_status(reporter, registry, world);
   return runner.stop_reason().empty() ? status : std::max(1, status);

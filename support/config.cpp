@@ -245,6 +245,14 @@ const std::vector<Flag>& flags() {
        "test only: every rank writes the iteration counts it ran, and each row it set up, to "
        "DIR/rank<N>.txt",
        [](Config& c, const std::string&, const std::string& v) { c.test_rank_dump = v; }, true},
+      {"xfer_test_links", "XFER_TEST_LINKS", "DIR",
+       "test only: read the links' NVML and sysfs answers recorded in DIR (tests/fixtures/links) "
+       "instead of this machine's",
+       [](Config& c, const std::string&, const std::string& v) { c.test_links = v; }, true},
+      {"xfer_dump_links", "XFER_DUMP_LINKS", "DIR",
+       "record what NVML and sysfs say of this machine's GPU links into DIR, in the format of "
+       "tests/fixtures/links, and exit (docs/links.md)",
+       [](Config& c, const std::string&, const std::string& v) { c.dump_links = v; }, true},
       {"xfer_test_fail", "XFER_TEST_FAIL", "CALL[@BYTES][#RANK]",
        "test only: the checked CUDA or NCCL call CALL (e.g. cudaMemcpyAsync, cudaMalloc, "
        "ncclSend) fails, in rows of BYTES, on rank RANK; CALL=fault makes a kernel trap",

@@ -67,6 +67,8 @@ struct Config {
   std::string test_slowdown;  // REGEX:PCT: rows matching REGEX time PCT percent longer
   std::string test_host_pages = "default";  // host_memory.hpp: PagePolicy
   std::string test_rank_dump;
+  std::string test_links;  // DIR: the links' answers recorded there instead of NVML and /sys
+  std::string dump_links;  // DIR: record this machine's link answers there, and exit
   FailPoint test_fail;  // one checked CUDA or NCCL call fails on purpose (failpoint.hpp)
 };
 

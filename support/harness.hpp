@@ -16,6 +16,7 @@
 
 #include "config.hpp"
 #include "json.hpp"
+#include "links.hpp"
 #include "stats.hpp"
 #include "watchdog.hpp"
 #include "world.hpp"
@@ -133,6 +134,10 @@ class Registry {
   void add(const std::string& path, const std::string& family, BenchFn fn,
            BigWarmUp big_warm_up = BigWarmUp::NewFamily);
 
+  // The links rows cross (links.hpp): the GPU paths set answers and routes on rank 0; the
+  // runner reads the links while rows run and reports each row's share of its route.
+  links::Book& links() const { return *links_; }
+
   const std::vector<Skip>& skips() const { return skips_; }
   const std::vector<RowSpec>& rows() const { return rows_; }
   std::size_t families() const { return families_; }
@@ -145,6 +150,7 @@ class Registry {
   std::vector<Skip> skips_;
   std::vector<RowSpec> rows_;
   std::size_t families_ = 0;
+  std::shared_ptr<links::Book> links_ = std::make_shared<links::Book>();
 };
 
 // Runs `step` (setup, validation, ...) on this rank, then agrees with all ranks. If any rank

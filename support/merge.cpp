@@ -68,6 +68,7 @@ Merge::JobFigure job_figure(const json::Value& row) {
   f.max_s = counter(row, "max_us") * us;
   f.p90_s = counter(row, "p90_us") * us;
   f.p99_s = counter(row, "p99_us") * us;
+  f.link_gbps = counter(row, "link_gbps");
   f.fastest_s = f.one_way_s;
   if (const double best = counter(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
     f.fastest_s = f.one_way_s * counter(row, "pair_gbps_min", best) / best;
@@ -233,7 +234,11 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
     medians.push_back(j.median_s);
     p90s.push_back(j.p90_s);
     p99s.push_back(j.p99_s);
+    // Each job read its links while it ran: the slowest reading bounds them all.
+    if (j.link_gbps > 0)
+      f.link_gbps = f.link_gbps > 0 ? std::min(f.link_gbps, j.link_gbps) : j.link_gbps;
   }
+  if (f.link_gbps > 0) f.links = "the links the jobs recorded (context.xferbench.links)";
   const auto n = static_cast<double>(jobs.size());
   double sum = 0;
   for (const double m : means) sum += m;

@@ -50,6 +50,7 @@ class Merge {
     double floor_pct = 0;
     std::size_t samples = 0;
     double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
+    double link_gbps = 0;  // 0: no known link
   };
   // The jobs' figures of one row combined (`directions` 2 for bidir rows).
   static Figure combine_jobs(const std::vector<JobFigure>& jobs, int directions);

@@ -186,6 +186,10 @@ RankZeroReporter::RankZeroReporter(const Config& config, const World& world, jso
 
 RankZeroReporter::~RankZeroReporter() = default;
 
+void RankZeroReporter::add_late_field(std::string key, std::function<json::Value()> value) {
+  late_fields_.emplace_back(std::move(key), std::move(value));
+}
+
 bool RankZeroReporter::ReportContext(const Context& context) {
   if (!root_) return true;
   bool ok = display_->ReportContext(context);
@@ -246,6 +250,7 @@ void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& r
   incomplete.set("rows", rows_written_);
   json::Value context = context_;
   if (visits_) context.set("visits", visits_());
+  for (const auto& [key, value] : late_fields_) context.set(key, value());
   context.set("incomplete", incomplete);
   write_output(static_cast<ContextJsonReporter*>(json_file_)->partial(context.dump(2)));
   if (!output_failed_)
@@ -259,6 +264,7 @@ void RankZeroReporter::summarise() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   context_.set("summary", summary_.to_json(wall, skips_));
   if (visits_) context_.set("visits", visits_());
+  for (const auto& [key, value] : late_fields_) context_.set(key, value());
   context_json_ = context_.dump(2);
   std::FILE* to = config_.display_format == "console" ? stdout : stderr;
   std::fflush(stdout);

@@ -62,6 +62,10 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
+  // A context member filled in as the document is written (context.xferbench.<key>), e.g.
+  // what the links ran at while the rows ran.
+  void add_late_field(std::string key, std::function<json::Value()> value);
+
   // For runs where no benchmark could be registered: the file still says why (skips).
   void write_without_runs();
 
@@ -92,6 +96,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::chrono::steady_clock::time_point started_;
   std::function<json::Value()> visits_;
   std::function<std::string()> stop_reason_;
+  std::vector<std::pair<std::string, std::function<json::Value()>>> late_fields_;
   Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;

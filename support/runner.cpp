@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include "error.hpp"
@@ -12,6 +15,16 @@
 #include "reporter.hpp"
 
 namespace xfer {
+
+namespace {
+// Rank 0's figure, on every rank (0: no known link).
+double share_ceiling(const World& world, double mine) {
+  if (world.size() == 1) return mine;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", mine);
+  return std::atof(world.broadcast(world.is_root() ? std::string(text) : std::string()).c_str());
+}
+}  // namespace
 
 std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
   std::vector<Slot> order;
@@ -106,6 +119,9 @@ void Runner::visit(const Slot& slot) {
   h_.watchdog.arm(row.name);
   set_current_row_bytes(row.bytes);
   try {
+    std::optional<links::RunningReader> reading;  // rank 0 holds the link answers
+    if (registry_.links().route_has_pcie(spec.family))
+      reading.emplace(registry_.links(), spec.family);
     spec.fn(record.visit, h_, row);
   } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed visit
     record.visit.fail(row.name + ": " + rank_prefix() + e.what());
@@ -149,12 +165,17 @@ void Runner::report(benchmark::State& state, std::size_t index) {
     state.SkipWithError(kNotMeasured);
     return;
   }
-  const Figure figure = combine(visits, floor_pct_[index]);
+  Figure figure = combine(visits, floor_pct_[index]);
   if (!figure.error.empty()) {
     state.SkipWithError(figure.error.c_str());
     return;
   }
-  report_figure(state, registry_.rows()[selected_[index]].bytes, figure);
+  const RowSpec& spec = registry_.rows()[selected_[index]];
+  // Rank 0 knows the links; every rank takes its ceiling, so all decide alike.
+  figure.link_gbps = share_ceiling(
+      h_.world, registry_.links().row_ceiling_gbps(spec.family, figure.directions, figure.pairs));
+  figure.links = registry_.links().route_text(spec.family);
+  report_figure(state, spec.bytes, figure);
 }
 
 json::Value Runner::visits_json() const {

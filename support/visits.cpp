@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "links.hpp"
+
 namespace xfer {
 
 double between_ci95_pct(const std::vector<double>& values) {
@@ -95,6 +97,12 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct) {
 }
 
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f) {
+  const double moved_gbps = static_cast<double>(bytes) * f.directions * f.pairs / f.one_way_s / 1e9;
+  if (const std::string over = links::over_line_rate(moved_gbps, f.link_gbps, f.links);
+      !over.empty()) {
+    state.SkipWithError(over.c_str());
+    return;
+  }
   // One pass of Google Benchmark's loop counts every timed message: iterations = messages and
   // real_time = the row's one-way time per message.
   const double seconds = f.one_way_s * static_cast<double>(f.messages);
@@ -122,6 +130,10 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
     state.counters["pairs"] = benchmark::Counter(f.pairs);
     state.counters["pair_gbps_min"] = benchmark::Counter(pair_bytes / f.one_way_s / 1e9);
     state.counters["pair_gbps_max"] = benchmark::Counter(pair_bytes / f.fastest_s / 1e9);
+  }
+  if (f.link_gbps > 0) {
+    state.counters["link_gbps"] = benchmark::Counter(f.link_gbps);
+    state.counters["pct_of_link"] = benchmark::Counter(moved_gbps / f.link_gbps * 100);
   }
   state.SetLabel(precision_label(f.ci95_pct, f.time_limited));
 }

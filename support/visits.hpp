@@ -47,6 +47,10 @@ struct Figure {
   // The per-message samples of every visit: how many, and their quantiles in seconds.
   std::size_t samples = 0;
   double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
+  // The line rate of the links the row crosses, in its directions and pairs (links.hpp), and
+  // those links in words; 0 and "" where no link is known.
+  double link_gbps = 0;
+  std::string links = "";
 };
 
 // Relative 95% half-width, in percent, of the mean of `values` from their spread (Student's t
@@ -59,7 +63,9 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 // Hands `figure` to Google Benchmark (iterations = messages, time = one-way time per message)
 // and sets bytes_per_second and the counters: GB/s, latency_us, batch, samples,
 // median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, time_limited (and pairs,
-// pair_gbps_min, pair_gbps_max with several pairs); the label shows the precision.
+// pair_gbps_min, pair_gbps_max with several pairs; link_gbps and pct_of_link where the link is
+// known); the label shows the precision. A row above 100% of its link_gbps fails instead: that
+// is an error in the measurement or in the peak, not a result.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
 
 // A visit as context.xferbench.visits keeps it.

@@ -35,6 +35,31 @@ using LinkStateFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*);
 using RemotePciFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, PciInfo*);
 using RemoteTypeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*);
 using CommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
+using UintFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*);
+using ClockFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned*);
+using LinkVersionFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, unsigned*);
+
+constexpr int kClockMem = 2;                // nvmlClockType_t NVML_CLOCK_MEM
+constexpr unsigned kFieldNvlinkSpeed = 90;  // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON
+constexpr int kValueUnsignedInt = 1;        // nvmlValueType_t NVML_VALUE_TYPE_UNSIGNED_INT
+
+struct FieldValue {  // nvmlFieldValue_t
+  unsigned fieldId;
+  unsigned scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  union {
+    double dVal;
+    unsigned uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+using FieldValuesFn = nvmlReturn_t (*)(nvmlDevice_t, int, FieldValue*);
 
 struct BusId {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
@@ -82,6 +107,11 @@ struct Nvml::Api {
   RemotePciFn remote_pci = nullptr;
   RemoteTypeFn remote_type = nullptr;  // optional (newer drivers)
   CommonAncestorFn common_ancestor = nullptr;
+  UintFn pcie_gen_current = nullptr, pcie_gen_max = nullptr, pcie_gen_gpu_max = nullptr;
+  UintFn pcie_width_current = nullptr, pcie_width_max = nullptr, memory_bus_width = nullptr;
+  ClockFn max_clock = nullptr;
+  LinkVersionFn link_version = nullptr;
+  FieldValuesFn field_values = nullptr;
 };
 
 Nvml::Nvml() : api_(std::make_unique<Api>()) {
@@ -101,6 +131,15 @@ Nvml::Nvml() : api_(std::make_unique<Api>()) {
   load(api_->remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   load(api_->remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
   load(api_->common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+  load(api_->pcie_gen_current, "nvmlDeviceGetCurrPcieLinkGeneration");
+  load(api_->pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+  load(api_->pcie_gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
+  load(api_->pcie_width_current, "nvmlDeviceGetCurrPcieLinkWidth");
+  load(api_->pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+  load(api_->memory_bus_width, "nvmlDeviceGetMemoryBusWidth");
+  load(api_->max_clock, "nvmlDeviceGetMaxClockInfo");
+  load(api_->link_version, "nvmlDeviceGetNvLinkVersion");
+  load(api_->field_values, "nvmlDeviceGetFieldValues");
   if (!api_->init || !api_->shutdown || !api_->handle_by_bus_id) {
     why_ = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2";
     return;
@@ -173,4 +212,52 @@ Nvml::Link Nvml::link(const std::string& bus_a, const std::string& bus_b) const 
   return link;
 }
 
+links::GpuAnswers Nvml::gpu(const std::string& bus_id) const {
+  links::GpuAnswers a;
+  nvmlDevice_t device = nullptr;
+  if (!init_ok_ || api_->handle_by_bus_id(bus_id.c_str(), &device) != kNvmlSuccess) return a;
+  const auto ask = [device](UintFn fn, int& into) {
+    unsigned value = 0;
+    if (fn && fn(device, &value) == kNvmlSuccess) into = static_cast<int>(value);
+  };
+  ask(api_->pcie_gen_current, a.pcie_gen_current);
+  ask(api_->pcie_gen_max, a.pcie_gen_max);
+  ask(api_->pcie_gen_gpu_max, a.pcie_gen_gpu_max);
+  ask(api_->pcie_width_current, a.pcie_width_current);
+  ask(api_->pcie_width_max, a.pcie_width_max);
+  ask(api_->memory_bus_width, a.memory_bus_bits);
+  unsigned mhz = 0;
+  if (api_->max_clock && api_->max_clock(device, kClockMem, &mhz) == kNvmlSuccess)
+    a.memory_clock_max_mhz = static_cast<int>(mhz);
+  return a;
+}
+
+links::NvlinkAnswers Nvml::nvlink(const std::string& bus_a, const std::string& bus_b) const {
+  links::NvlinkAnswers a;
+  const Link l = link(bus_a, bus_b);
+  a.links = l.nvlink_count;
+  a.via_switch = l.via_switch;
+  nvmlDevice_t device = nullptr;
+  if (a.links <= 0 || api_->handle_by_bus_id(bus_a.c_str(), &device) != kNvmlSuccess) return a;
+  for (unsigned i = 0; i < kMaxLinks && api_->link_version; ++i) {
+    int active = 0;
+    unsigned version = 0;
+    if (api_->link_state(device, i, &active) == kNvmlSuccess && active == kFeatureEnabled &&
+        api_->link_version(device, i, &version) == kNvmlSuccess) {
+      a.version_code = static_cast<int>(version);
+      break;
+    }
+  }
+  FieldValue speed{};
+  speed.fieldId = kFieldNvlinkSpeed;
+  if (api_->field_values && api_->field_values(device, 1, &speed) == kNvmlSuccess &&
+      speed.nvmlReturn == kNvmlSuccess && speed.valueType == kValueUnsignedInt)
+    a.link_mbps = speed.value.uiVal;
+  return a;
+}
+
 }  // namespace xfer::gpu
+
+namespace xfer::links {
+std::unique_ptr<LinkAnswers> system_answers() { return std::make_unique<gpu::Nvml>(); }
+}  // namespace xfer::links

@@ -7,12 +7,16 @@
 #include <memory>
 #include <string>
 
+#include "../links.hpp"
+
 namespace xfer::gpu {
 
-class Nvml {
+// Also the production side of the links seam (support/links.hpp): PCIe generation and width,
+// memory bus width and clock, NVLink version and per-link rate, and the real /sys.
+class Nvml : public links::LinkAnswers {
  public:
   Nvml();   // dlopen + nvmlInit_v2; available() says whether that worked
-  ~Nvml();  // nvmlShutdown + dlclose
+  ~Nvml() override;  // nvmlShutdown + dlclose
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
@@ -30,6 +34,13 @@ class Nvml {
   };
   // Bus ids as cudaDeviceGetPCIBusId writes them ("0000:19:00.0").
   Link link(const std::string& bus_a, const std::string& bus_b) const;
+
+  // links::LinkAnswers
+  bool nvml_available() const override { return init_ok_; }
+  std::string why_no_nvml() const override { return why_; }
+  links::GpuAnswers gpu(const std::string& bus_id) const override;
+  links::NvlinkAnswers nvlink(const std::string& bus_a, const std::string& bus_b) const override;
+  std::string sysfs_root() const override { return "/"; }
 
  private:
   struct Api;

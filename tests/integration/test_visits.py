@@ -331,6 +331,37 @@ class Merge(unittest.TestCase):
             self.assertEqual(context["merged"]["sources"], ["job0.json", "job1.json"])
             self.assertEqual(len(set(context["merged"]["seeds"])), 2)
 
+    def test_merged_rows_keep_their_share_of_the_link_and_refuse_one_above_it(self):
+        # The jobs' rows as a GPU run writes them (docs/links.md): link_gbps is the line rate of
+        # the links the row crossed. Job 1 read a slower link than job 0; the first row's link
+        # is 10x its bandwidth, the second's only half of it: an error, not a result.
+        with tempfile.TemporaryDirectory() as tmp:
+            files = self.run_jobs(tmp)
+            gbps = {}
+            for job, path in enumerate(files):
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+                first, second = rows(doc)[:2]
+                gbps.setdefault(first["name"], []).append(first["GB/s"])
+                first["link_gbps"] = 1e6 if job == 0 else 1e5
+                second["link_gbps"] = second["GB/s"] / 2
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+            out = os.path.join(tmp, "merged.json")
+            proc = self.merge(files, out)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            with open(out, encoding="utf-8") as f:
+                merged = strict_json(f.read())
+            first, second = rows(merged)[:2]
+            self.assertFalse(failed(first), message(first))
+            self.assertEqual(first["link_gbps"], 1e5)
+            self.assertAlmostEqual(first["pct_of_link"], first["GB/s"] / 1e5 * 100, places=9)
+            self.assertTrue(failed(second))
+            self.assertIn("an error in the measurement or in the peak", message(second))
+            self.assertNotIn("GB/s", second)
+            for row in rows(merged)[2:]:
+                self.assertNotIn("link_gbps", row)  # no link known: no share
+
     def assert_refused(self, files, *fragments):
         proc = self.merge(files)
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)

@@ -6,7 +6,7 @@ import os
 import re
 from collections import Counter
 
-from . import files, machines, names, rows, stats
+from . import files, links, machines, names, rows, stats
 from .files import InputError
 from .text import one_line
 
@@ -154,7 +154,9 @@ def gpu_links(xferbench):
 
 def reference_lines(run):
     """[(GB/s, label)]: theoretical rates of the links this run's series use, drawn only where
-    the context says which link and which GPU."""
+    the context says which link and which GPU; the links the run read itself where it did."""
+    if measured := links.route_lines(run.context, run.series):
+        return measured
     nvlink, pcie = gpu_links(run.context)
     pairs = machines.mapping(run.context.get("cuda")).get("pairs")
     pairs = [p for p in pairs if isinstance(p, dict)] if isinstance(pairs, list) else []

@@ -3,6 +3,7 @@ requests, or strict JSON for other tools."""
 
 import json
 
+from . import links
 from .report import is_time_limited
 from .text import plural
 
@@ -157,7 +158,7 @@ def families_table(report):
         ]
         for f in report.get("families", [])
     ]
-    return headers, body, "lrrrrlll"
+    return links.with_share_column(report.get("families", []), headers, body, "lrrrrlll")
 
 
 def context_table(report):

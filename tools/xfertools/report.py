@@ -6,7 +6,7 @@ a plain dict (schema xferbench-compare/1) that render.py prints."""
 import dataclasses
 import math
 
-from . import families, files, machines, names, rows, stats
+from . import families, files, links, machines, names, rows, stats
 from .text import plural
 
 SCHEMA = "xferbench-compare/1"
@@ -439,6 +439,7 @@ def build_report(base, new, options):
         report["families"] = families.family_ratios(
             report_rows, metric.higher_is_better, options.threshold / 100
         )
+        links.add_link_shares(report["families"], base.files, new.files)
         report["machine_labels"] = {
             "base": machine_label(base.contexts),
             "new": machine_label(new.contexts),
