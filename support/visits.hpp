@@ -32,9 +32,9 @@ struct VisitRecord {
 
 // A row's figure for one repetition: its visits combined (or, in a merge, its jobs').
 struct Figure {
-  std::string error;        // the first failed visit's message; "" if none failed
-  double one_way_s = 0;     // mean over visits of their mean one-way time
-  double fastest_s = 0;     // the same for the fastest pair
+  std::string error;          // the first failed visit's message; "" if none failed
+  double one_way_s = 0;       // mean over visits of their mean one-way time
+  double fastest_s = 0;       // the same for the fastest pair
   std::int64_t messages = 0;  // timed in all visits together
   std::int64_t batch = 1;
   int directions = 1;
@@ -44,6 +44,11 @@ struct Figure {
   bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
   double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
   double floor_pct = 0;
+  // In a merged file, what made ci95_pct: the rows whose jobs' spread was pooled (1: the row's
+  // own jobs alone; 0: the jobs' own samples, which said more) and the t quantile's degrees of
+  // freedom (0 with ci95_rows 0).
+  int ci95_rows = 0;
+  double ci95_df = 0;
   // The per-message samples of every visit: how many, and their quantiles in seconds.
   std::size_t samples = 0;
   double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
@@ -58,7 +63,8 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 
 // Hands `figure` to Google Benchmark (iterations = messages, time = one-way time per message)
 // and sets bytes_per_second and the counters: GB/s, latency_us, batch, samples,
-// median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, time_limited (and pairs,
+// median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, jobs, time_limited (ci95_rows
+// and ci95_df in a merged file; pairs,
 // pair_gbps_min, pair_gbps_max with several pairs); the label shows the precision.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
 
