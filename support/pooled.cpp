@@ -75,17 +75,18 @@ std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows) {
 BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& pool) {
   const std::size_t n = seconds.size();
   if (n < 2) return {};
-  const BetweenJobs alone{between_ci95_pct(seconds), static_cast<double>(n - 1), 1};
-  if (pool.rows < 2 || !(pool.variance > 0)) return alone;
   SampleSet logs;
   for (const double s : seconds) logs.add(std::log(s));
   const double own = logs.stddev() * logs.stddev();
+  const BetweenJobs alone{between_ci95_pct(seconds), static_cast<double>(n - 1), 1,
+                          logs.stddev() * 100};
+  if (pool.rows < 2 || !(pool.variance > 0)) return alone;
   if (f_upper_tail(own / pool.variance, static_cast<double>(n - 1), pool.df) < kNoisierAlpha)
     return alone;
   // Whole degrees of freedom only, rounded down: the t quantile a little wider, never narrower.
   const auto df = static_cast<std::size_t>(std::floor(pool.df));
   const double half = t95(df) * std::sqrt(pool.variance / static_cast<double>(n)) * 100;
-  return {half, pool.df, pool.rows};
+  return {half, pool.df, pool.rows, std::sqrt(pool.variance) * 100};
 }
 
 }  // namespace xfer

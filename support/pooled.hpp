@@ -43,6 +43,7 @@ struct BetweenJobs {
   double ci95_pct = 0;  // relative half-width, in percent
   double df = 0;        // degrees of freedom of the t quantile that made it
   int rows = 0;         // rows whose spread made it: 1 for the row's own jobs alone
+  double sd_pct = 0;    // the sd of ln time of one job's figure it rests on, in percent
 };
 
 // From `pool` (t with the pool's degrees of freedom), unless the pool holds the row alone or the
