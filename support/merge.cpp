@@ -147,6 +147,7 @@ Merge::Merge(const std::vector<std::string>& files) {
       }
       if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
       r.by_repetition[repetition].push_back(job_figure(row));
+      r.by_repetition[repetition].back().job = static_cast<int>(job);
       names.push_back(name + "#" + std::to_string(repetition));
     }
     std::sort(names.begin(), names.end());
@@ -209,12 +210,15 @@ void Merge::pool_rows() {
     for (const std::string& name : order_) {
       Row& row = rows_.at(name);
       if (repetition >= row.by_repetition.size()) continue;
-      JobTimes t{row.family, row.bytes, {}};
+      JobTimes t{row.family, row.bytes, {}, {}};
       const auto& jobs = row.by_repetition[repetition];
       const bool failed = std::any_of(jobs.begin(), jobs.end(),
                                       [](const JobFigure& j) { return !j.error.empty(); });
       if (!failed)
-        for (const JobFigure& j : jobs) t.seconds.push_back(j.one_way_s);
+        for (const JobFigure& j : jobs) {
+          t.seconds.push_back(j.one_way_s);
+          t.jobs.push_back(j.job);
+        }
       times.push_back(std::move(t));
       owners.push_back(&row);
     }

@@ -40,6 +40,7 @@ class Merge {
 
   // One job's figure for one row and repetition, as its result file states it.
   struct JobFigure {
+    int job = 0;  // which file (0-based)
     std::string error;
     double one_way_s = 0;
     double fastest_s = 0;

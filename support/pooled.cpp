@@ -64,7 +64,7 @@ std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows) {
     std::vector<const std::vector<double>*> window;
     for (const JobTimes& other : rows) {
       if (other.family == row.family && other.seconds.size() == row.seconds.size() &&
-          within_factor(other.bytes, row.bytes))
+          other.jobs == row.jobs && within_factor(other.bytes, row.bytes))
         window.push_back(&other.seconds);
     }
     out[i] = pool_of(window);

@@ -25,6 +25,7 @@ struct JobTimes {
   std::string family;           // the row's name up to "/bytes:"
   std::uint64_t bytes = 0;      // its message size
   std::vector<double> seconds;  // each job's time, in job order; empty: not pooled (a job failed)
+  std::vector<int> jobs;        // which job each is (rows pool only with rows of the same jobs)
 };
 
 // The between-job variance of log time of one job's figure, as a row's window estimates it.
@@ -34,8 +35,8 @@ struct Pool {
   int rows = 0;         // rows pooled (0: none)
 };
 
-// For each row, its window's pool: the rows of its family with as many jobs, sizes within
-// kPoolSizeFactor of its own (itself included).
+// For each row, its window's pool: the rows of its family measured by the same jobs (a job cut
+// short measured fewer rows), sizes within kPoolSizeFactor of its own (itself included).
 std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows);
 
 // The 95% interval of the mean of a row's job times (`seconds`) from the spread between jobs.

@@ -55,7 +55,7 @@ Tally simulate(const Family& family, int trials, std::uint64_t seed) {
       const std::uint64_t bytes = std::uint64_t{8} << i;
       const double mu = std::log(1e-6 + 1e-11 * static_cast<double>(bytes));
       const double sd = family.row_sd(bytes);
-      JobTimes row{"mpi_host", bytes, {}};
+      JobTimes row{"mpi_host", bytes, {}, {}};
       for (int j = 0; j < family.jobs; ++j)
         row.seconds.push_back(
             std::exp(mu + shifts[static_cast<std::size_t>(j)] + sd * normal(draw)));
@@ -146,7 +146,7 @@ TEST(PooledInterval, AnObviouslyNoisierRowKeepsItsOwnInterval) {
   EXPECT_GT(quiet.df, 2);
 }
 
-TEST(PooledInterval, PoolsOnlyItsOwnFamilyAndItsJobCount) {
+TEST(PooledInterval, PoolsOnlyItsOwnFamilyAndItsJobs) {
   std::vector<JobTimes> rows = {{"a", 8, {1, 1.1, 0.9}},   {"a", 16, {1, 1.1, 0.9}},
                                 {"b", 16, {1, 1.1, 0.9}},  {"a", 32, {1, 1.1}},
                                 {"a", 128, {1, 1.1, 0.9}}, {"a", 4096, {}}};
@@ -156,6 +156,11 @@ TEST(PooledInterval, PoolsOnlyItsOwnFamilyAndItsJobCount) {
   EXPECT_EQ(pools[3].rows, 1);
   EXPECT_EQ(pools[4].rows, 2);  // 16 and 128 B
   EXPECT_EQ(pools[5].rows, 0);  // a failed job: no figure to pool
+  // Jobs cut short measured fewer rows: a row pools only with rows of the same jobs.
+  const std::vector<Pool> cut = pool_between_jobs(
+      {{"c", 8, {1, 1.1}, {0, 1}}, {"c", 16, {1, 1.1}, {0, 2}}, {"c", 32, {1, 1.2}, {0, 1}}});
+  EXPECT_EQ(cut[0].rows, 2);
+  EXPECT_EQ(cut[1].rows, 1);
 }
 
 TEST(CombineJobs, StatesWhichRuleAndHowManyDegreesOfFreedom) {
