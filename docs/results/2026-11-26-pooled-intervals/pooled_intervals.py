@@ -38,6 +38,8 @@ from collections import defaultdict
 def run_documents(session):
     """{N: document} of the session's run-N.json files."""
     out = {}
+    if not os.path.isfile(os.path.join(session, "json.tar.xz")):
+        return out
     with tarfile.open(os.path.join(session, "json.tar.xz")) as tar:
         for member in tar.getmembers():
             base = os.path.basename(member.name)
@@ -227,7 +229,7 @@ def main():
             name = os.path.relpath(os.path.abspath(session), os.path.dirname(os.path.abspath(__file__)) + "/..")
             report = session_report(session, args.old, args.new, scratch)
             if report is None:
-                print(f"\n{name}: skipped (fewer than 2 runs, or no per-job figures kept)")
+                print(f"\n{name}: skipped (no json.tar.xz, fewer than 2 runs, or no per-job figures kept)")
                 continue
             reports[name] = report
             print_session(name, report)
