@@ -172,13 +172,66 @@ std::uint64_t agreed_seed(const xfer::Config& config, const xfer::World& world) 
   return world.broadcast(seed, 0);
 }
 
-// The floor each selected row's figure carries: --xfer_floor, or the path's measured one.
+// Rank 0's choice of floor file, sent to every rank: "N" none, "F" path, newline, text; "E"
+// and the message of a floor file that was asked for and cannot be used.
+std::string chosen_floor_file(const xfer::Config& config, const xfer::json::Value& context,
+                              const xfer::World& world) {
+  std::string choice = "N";
+  if (world.is_root() && config.floor_pct < 0) {
+    try {
+      const xfer::json::Value match =
+          xfer::machine_match(context, benchmark::CPUInfo::Get().num_cpus);
+      std::string path = config.floor_file;
+      if (path.empty()) {
+        const char* dir = std::getenv("XFER_FLOORS");
+        path = xfer::find_machine_floors(dir && *dir ? dir : "results/floors", match);
+      }
+      if (!path.empty()) {
+        const std::string text = xfer::read_floor_text(path);
+        xfer::MachineFloors(path, text, match);  // throws if it is not this machine's
+        choice = "F" + path + "\n" + text;
+      }
+    } catch (const xfer::UsageError& e) {
+      choice = std::string("E") + e.what();
+    }
+  }
+  return world.broadcast(choice, 0);
+}
+
+// The floor each selected row's figure carries: --xfer_floor=PCT; else this machine's floor
+// file (--xfer_floor=FILE.json, or the one tools/run wrote for this machine) for the families
+// it holds; else the path's built-in one. context.xferbench.floor says which: per family, the
+// sizes whose floor came from "flag", "machine" or "built-in".
 std::vector<double> floors(const xfer::Config& config, const xfer::Registry& registry,
-                           const std::vector<std::size_t>& selected) {
+                           const std::vector<std::size_t>& selected, const std::string& choice,
+                           xfer::json::Value& context) {
+  xfer::MachineFloors machine;
+  if (choice[0] == 'F') {
+    const auto newline = choice.find('\n');
+    machine = xfer::MachineFloors(choice.substr(1, newline - 1), choice.substr(newline + 1),
+                                  xfer::json::Value());
+  }
+  xfer::json::Value record = xfer::json::Value::object();
+  record.set("file", machine.file().empty() ? xfer::json::Value() : machine.file());
+  if (config.floor_pct >= 0) record.set("pct", config.floor_pct);
+  xfer::json::Value families = xfer::json::Value::object();
   std::vector<double> out;
-  for (const std::size_t i : selected)
+  for (const std::size_t i : selected) {
+    const std::string& name = registry.rows()[i].name;
+    const double from_file = machine.pct(name);
+    const char* source = config.floor_pct >= 0 ? "flag" : from_file >= 0 ? "machine" : "built-in";
     out.push_back(config.floor_pct >= 0 ? config.floor_pct
-                                        : xfer::measured_floor_pct(registry.rows()[i].name));
+                  : from_file >= 0      ? from_file
+                                        : xfer::measured_floor_pct(name));
+    const auto at = name.find("/bytes:");
+    xfer::json::Value* family = families.find(name.substr(0, at));
+    if (!family) family = &families.set(name.substr(0, at), xfer::json::Value::object());
+    xfer::json::Value* sizes = family->find(source);
+    if (!sizes) sizes = &family->set(source, xfer::json::Value::array());
+    sizes->push(xfer::json::Value(std::strtod(name.c_str() + at + 7, nullptr)));
+  }
+  record.set("families", families);
+  context.set("floor", record);
   return out;
 }
 
@@ -239,7 +292,17 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   }
   const xfer::Plan plan{config.visits, config.jobs, config.repetitions, config.interleave,
                         config.seed};
-  xfer::Runner runner(registry, selection.rows, floors(config, registry, selection.rows), plan,
+  const std::string floor_choice = chosen_floor_file(config, context, world);  // collective
+  if (floor_choice[0] == 'E') {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", floor_choice.c_str() + 1);
+    return 2;
+  }
+  if (world.is_root() && floor_choice[0] == 'F')
+    std::fprintf(stderr, "xferbench: floor of this machine from %s\n",
+                 floor_choice.substr(1, floor_choice.find('\n') - 1).c_str());
+  const std::vector<double> row_floors =
+      floors(config, registry, selection.rows, floor_choice, context);
+  xfer::Runner runner(registry, selection.rows, row_floors, plan,
                       xfer::Harness{config, world, watchdog}, started);
   runner.register_rows();
   xfer::RankZeroReporter reporter(

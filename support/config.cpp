@@ -132,11 +132,19 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.seed = parse_seed(f, v);
        }},
-      {"xfer_floor", "XFER_FLOOR", "PCT",
+      {"xfer_floor", "XFER_FLOOR", "PCT|auto|FILE.json",
        "spread between processes that one run's visits cannot see, added to every row's +-% "
-       "(default: measured per path, docs/reproducibility.md; 0 where tools/run merges jobs)",
+       "(default auto: this machine's floor file under $XFER_FLOORS, else results/floors, that "
+       "tools/run wrote; else measured per path; docs/reproducibility.md)",
        [](Config& c, const std::string& f, const std::string& v) {
-         c.floor_pct = parse_number(f, v, 0, 100, "a percentage from 0 to 100");
+         c.floor_pct = -1;
+         c.floor_file.clear();
+         const bool json_file = v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0;
+         if (json_file)
+           c.floor_file = v;
+         else if (v != "auto")
+           c.floor_pct = parse_number(f, v, 0, 100,
+                                      "a percentage from 0 to 100, auto, or a .json floor file");
        }},
       {"xfer_merge", "XFER_MERGE", "FILE,FILE[,...]",
        "measure nothing: merge result files of separate MPI jobs of one run into one result "
@@ -378,8 +386,9 @@ std::string settings_fingerprint(const CommandLine& cl) {
   for (const int g : c.gpu_map) out << g << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   out << '\n'
-      << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.seed << ' ' << c.floor_pct << ' '
-      << c.repetitions << ' ' << c.interleave << ' ' << c.test_shift_pct << '\n'
+      << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.seed << ' ' << c.floor_pct
+      << ' ' << c.floor_file << ' ' << c.repetitions << ' ' << c.interleave << ' '
+      << c.test_shift_pct << '\n'
       << c.filter << '\n'
       << c.test_slowdown << '\n'
       << c.test_host_pages;

@@ -45,7 +45,8 @@ struct Config {
   int visits = 3;            // visits per row (--xfer_visits; runner.hpp)
   int jobs = 1;              // jobs tools/run merges this run with (--xfer_jobs)
   std::uint64_t seed = 0;    // order of the visits (--xfer_seed); 0: rank 0 draws one
-  double floor_pct = -1;     // --xfer_floor; below 0: each row's measured floor (floor.hpp)
+  double floor_pct = -1;     // --xfer_floor=PCT; below 0: each row's measured floor (floor.hpp)
+  std::string floor_file;    // --xfer_floor=FILE.json: this machine's floor file, not looked up
   std::vector<std::string> merge;  // --xfer_merge: result files to merge instead of measuring
   // Google Benchmark flags xferbench acts on itself (it selects and orders the rows).
   std::string filter;          // --benchmark_filter as given

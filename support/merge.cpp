@@ -148,6 +148,7 @@ Merge::Merge(const std::vector<std::string>& files) {
       }
       if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
       r.by_repetition[repetition].push_back(job_figure(row));
+      r.by_repetition[repetition].back().job = static_cast<int>(job);
       names.push_back(name + "#" + std::to_string(repetition));
     }
     std::sort(names.begin(), names.end());
@@ -177,6 +178,12 @@ Merge::Merge(const std::vector<std::string>& files) {
   merged.set("jobs", jobs_);
   merged.set("sources", sources);
   merged.set("seeds", seeds);
+  // How a row's interval was made (pooled.hpp): the pool's size window and the noisier-row test.
+  json::Value interval = json::Value::object();
+  interval.set("rule", "between-job variance of log time pooled over the family's rows");
+  interval.set("size_factor", kPoolSizeFactor);
+  interval.set("noisier_alpha", kNoisierAlpha);
+  merged.set("interval", interval);
   context_.set("jobs", jobs_);
   context_.set("merged", merged);
   context_.set("summary", json::Value());
@@ -194,7 +201,37 @@ std::vector<Skip> Merge::skips() const {
   return out;
 }
 
-Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
+void Merge::pool_rows() {
+  std::size_t repetitions = 0;
+  for (const auto& [name, row] : rows_)
+    repetitions = std::max(repetitions, row.by_repetition.size());
+  for (std::size_t repetition = 0; repetition < repetitions; ++repetition) {
+    std::vector<JobTimes> times;
+    std::vector<Row*> owners;
+    for (const std::string& name : order_) {
+      Row& row = rows_.at(name);
+      if (repetition >= row.by_repetition.size()) continue;
+      JobTimes t{row.family, row.bytes, {}, {}};
+      const auto& jobs = row.by_repetition[repetition];
+      const bool failed = std::any_of(jobs.begin(), jobs.end(),
+                                      [](const JobFigure& j) { return !j.error.empty(); });
+      if (!failed)
+        for (const JobFigure& j : jobs) {
+          t.seconds.push_back(j.one_way_s);
+          t.jobs.push_back(j.job);
+        }
+      times.push_back(std::move(t));
+      owners.push_back(&row);
+    }
+    const std::vector<Pool> pools = pool_between_jobs(times);
+    for (std::size_t i = 0; i < owners.size(); ++i) {
+      owners[i]->pools.resize(repetitions);
+      owners[i]->pools[repetition] = pools[i];
+    }
+  }
+}
+
+Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, const Pool& pool) {
   Figure f;
   f.directions = directions;
   f.jobs = static_cast<int>(jobs.size());
@@ -250,7 +287,12 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
   // The jobs with a spread of their own stand for all n in the mean's within-visit term.
   const double within_pct =
       with_spread == 0 ? 0 : std::sqrt(within_sq / with_spread / n) / f.one_way_s * 100;
-  f.ci95_pct = stated_ci95_pct(means, within_pct, f.floor_pct);
+  const BetweenJobs between = between_jobs_ci95(means, pool);
+  f.ci95_rows = between.ci95_pct >= within_pct ? between.rows : 0;
+  f.ci95_df = f.ci95_rows > 0 ? between.df : 0;
+  f.between_sd_pct = between.sd_pct;
+  const double stated = std::hypot(std::max(between.ci95_pct, within_pct), f.floor_pct);
+  f.ci95_pct = std::isfinite(stated) ? stated : 100;  // JSON has no infinity
   // Quantiles of the merged samples are not in the files; the jobs' median stands for them.
   f.median_s = median_of(medians);
   f.p90_s = median_of(p90s);
@@ -259,6 +301,7 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions) {
 }
 
 void Merge::register_rows() {
+  pool_rows();
   for (const std::string& name : order_) {
     Row* row = &rows_.at(name);
     const int directions = name.find("/mode:bidir/") != std::string::npos ? 2 : 1;
@@ -266,7 +309,7 @@ void Merge::register_rows() {
       const auto repetition = static_cast<std::size_t>(row->calls++);
       const Figure figure =
           repetition < row->by_repetition.size()
-              ? combine_jobs(row->by_repetition[repetition], directions)
+              ? combine_jobs(row->by_repetition[repetition], directions, row->pools[repetition])
               : Figure{"no such repetition in the merged files"};
       if (!figure.error.empty()) {
         state.SkipWithError(figure.error.c_str());

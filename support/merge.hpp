@@ -2,12 +2,13 @@
 // jobs, as pyperf runs worker processes), merged into one result (--xfer_merge).
 //
 // A row's figure is the mean of its jobs' figures; its stated uncertainty comes from the spread
-// between the jobs (Student's t with jobs - 1 degrees of freedom), never below what the jobs'
-// own visits allow (a job of one visit of one sample has no spread of its own, and adds none).
-// With 3 or more jobs that spread is the between-process spread the floor of a
-// single job stands in for, so the merged row carries no floor. The merged document is written
-// by Google Benchmark's own reporters, as a run's is; context.xferbench is the first file's,
-// with "jobs", "merged" (sources and seeds) and every job's visits.
+// between the jobs, pooled over the family's rows of nearby sizes (pooled.hpp; a row alone:
+// Student's t with jobs - 1 degrees of freedom), never below what the jobs' own visits allow (a job
+// of one visit of one sample has no spread of its own, and adds none). With 3 or more jobs that
+// spread is the between-process spread the floor of a single job stands in for, so the merged row
+// carries no floor. The merged document is written by Google Benchmark's own reporters, as a run's
+// is; context.xferbench is the first file's, with "jobs", "merged" (sources and seeds) and every
+// job's visits.
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "harness.hpp"
 #include "json.hpp"
+#include "pooled.hpp"
 #include "visits.hpp"
 
 namespace xfer {
@@ -38,6 +40,7 @@ class Merge {
 
   // One job's figure for one row and repetition, as its result file states it.
   struct JobFigure {
+    int job = 0;  // which file (0-based)
     std::string error;
     double one_way_s = 0;
     double fastest_s = 0;
@@ -52,14 +55,18 @@ class Merge {
     double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
     double link_gbps = 0;  // 0: no known link
   };
-  // The jobs' figures of one row combined (`directions` 2 for bidir rows).
-  static Figure combine_jobs(const std::vector<JobFigure>& jobs, int directions);
+  // The jobs' figures of one row combined (`directions` 2 for bidir rows); its interval from
+  // `pool` (the between-job spread of its family's rows near its size), or without one from
+  // its own jobs alone.
+  static Figure combine_jobs(const std::vector<JobFigure>& jobs, int directions,
+                             const Pool& pool = Pool{});
 
  private:
   struct Row {
     std::string family;
     std::uint64_t bytes = 0;
     std::vector<std::vector<JobFigure>> by_repetition;  // [repetition][job]
+    std::vector<Pool> pools;                            // [repetition]
     int calls = 0;
   };
   std::size_t jobs_ = 0;
@@ -68,6 +75,9 @@ class Merge {
   std::map<std::string, Row> rows_;
   json::Value context_;
   json::Value visits_ = json::Value::object();
+
+  // Each row's pool for each repetition, from every row's jobs (pool_between_jobs).
+  void pool_rows();
 };
 
 }  // namespace xfer

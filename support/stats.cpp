@@ -24,6 +24,49 @@ double t95(std::size_t df) {
   return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n);
 }
 
+namespace {
+
+// The continued fraction of the regularized incomplete beta function I_x(a, b), evaluated by
+// the modified Lentz method; it converges fast for x < (a + 1) / (a + b + 2).
+double beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  const auto guard = [](double v) { return std::fabs(v) < kTiny ? kTiny : v; };
+  double c = 1;
+  double d = 1 / guard(1 - (a + b) * x / (a + 1));
+  double h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double even = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+    d = 1 / guard(1 + even * d);
+    c = guard(1 + even / c);
+    h *= d * c;
+    const double odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+    d = 1 / guard(1 + odd * d);
+    c = guard(1 + odd / c);
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1) < 1e-14) break;
+  }
+  return h;
+}
+
+// I_x(a, b): P(X <= x) for X ~ Beta(a, b).
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
+  return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+}  // namespace
+
+double f_upper_tail(double x, double d1, double d2) {
+  if (!(x > 0)) return 1;
+  if (std::isinf(x)) return 0;
+  return incomplete_beta(d2 / 2, d1 / 2, d2 / (d2 + d1 * x));
+}
+
 void SampleSet::add(double value) {
   ++count_;
   if (count_ == 1) {

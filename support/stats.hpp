@@ -14,6 +14,10 @@ namespace xfer {
 // Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
 double t95(std::size_t df);
 
+// P(F > x) for Fisher's F with d1 and d2 degrees of freedom (d1, d2 > 0): the chance that the
+// ratio of two independent variance estimates of one variance reaches x.
+double f_upper_tail(double x, double d1, double d2);
+
 // Every sample counts towards count, mean, spread, min and max; quantiles come from at most
 // kKept samples (all of them up to that count, then a uniform random subset of fixed seed, so
 // every rank holding the same samples holds the same subset).

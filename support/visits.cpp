@@ -124,6 +124,11 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
   state.counters["floor_pct"] = benchmark::Counter(f.floor_pct);
   state.counters["visits"] = benchmark::Counter(f.visits);
   state.counters["jobs"] = benchmark::Counter(f.jobs);
+  if (f.jobs > 1) {
+    state.counters["ci95_rows"] = benchmark::Counter(f.ci95_rows);
+    state.counters["ci95_df"] = benchmark::Counter(f.ci95_df);
+    state.counters["between_sd_pct"] = benchmark::Counter(f.between_sd_pct);
+  }
   state.counters["time_limited"] = benchmark::Counter(f.time_limited ? 1 : 0);
   if (f.pairs > 1) {
     const double pair_bytes = static_cast<double>(bytes) * f.directions;

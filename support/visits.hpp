@@ -32,9 +32,9 @@ struct VisitRecord {
 
 // A row's figure for one repetition: its visits combined (or, in a merge, its jobs').
 struct Figure {
-  std::string error;        // the first failed visit's message; "" if none failed
-  double one_way_s = 0;     // mean over visits of their mean one-way time
-  double fastest_s = 0;     // the same for the fastest pair
+  std::string error;          // the first failed visit's message; "" if none failed
+  double one_way_s = 0;       // mean over visits of their mean one-way time
+  double fastest_s = 0;       // the same for the fastest pair
   std::int64_t messages = 0;  // timed in all visits together
   std::int64_t batch = 1;
   int directions = 1;
@@ -44,6 +44,14 @@ struct Figure {
   bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
   double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
   double floor_pct = 0;
+  // In a merged file, what made ci95_pct: the rows whose jobs' spread was pooled (1: the row's
+  // own jobs alone; 0: the jobs' own samples, which said more) and the t quantile's degrees of
+  // freedom (0 with ci95_rows 0).
+  int ci95_rows = 0;
+  double ci95_df = 0;
+  // And the spread of one job's figure between jobs (sd of ln time, percent) that the rows
+  // pooled state: what a single process cannot see (a machine's floor, tools/track floor).
+  double between_sd_pct = 0;
   // The per-message samples of every visit: how many, and their quantiles in seconds.
   std::size_t samples = 0;
   double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
@@ -62,10 +70,11 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 
 // Hands `figure` to Google Benchmark (iterations = messages, time = one-way time per message)
 // and sets bytes_per_second and the counters: GB/s, latency_us, batch, samples,
-// median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, time_limited (and pairs,
-// pair_gbps_min, pair_gbps_max with several pairs; link_gbps and pct_of_link where the link is
-// known); the label shows the precision. A row above 100% of its link_gbps fails instead: that
-// is an error in the measurement or in the peak, not a result.
+// median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, jobs, time_limited (ci95_rows,
+// ci95_df and between_sd_pct in a merged file; pairs, pair_gbps_min, pair_gbps_max with several
+// pairs; link_gbps and pct_of_link where the link is known); the label shows the precision. A
+// row above 100% of its link_gbps fails instead: that is an error in the measurement or in the
+// peak, not a result.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
 
 // A visit as context.xferbench.visits keeps it.

@@ -324,12 +324,18 @@ class Merge(unittest.TestCase):
                     delta=row["latency_us"] * 1e-6,
                 )
                 self.assertEqual(row["iterations"], sum(f["iterations"] for f in figures))
+                # It says what made its interval: how many rows' jobs (0: the jobs' own samples)
+                # and the t quantile's degrees of freedom (at least the row's own jobs - 1).
+                self.assertGreaterEqual(row["ci95_rows"], 0, row)
+                if row["ci95_rows"] >= 1:
+                    self.assertGreaterEqual(row["ci95_df"], 1, row)
                 listed = merged["context"]["xferbench"]["visits"][short_name(row)]
                 self.assertEqual(sorted(v["job"] for v in listed), [0, 0, 0, 1, 1, 1])
             context = merged["context"]["xferbench"]
             self.assertEqual(context["jobs"], 2)
             self.assertEqual(context["merged"]["sources"], ["job0.json", "job1.json"])
             self.assertEqual(len(set(context["merged"]["seeds"])), 2)
+            self.assertEqual(context["merged"]["interval"]["size_factor"], 8)
 
     def test_merged_rows_keep_their_share_of_the_link_and_refuse_one_above_it(self):
         # The jobs' rows as a GPU run writes them (docs/links.md): link_gbps is the line rate of
