@@ -87,6 +87,12 @@ class CheckNode(unittest.TestCase):
         self.assertIn("25.2 GB/s is 40% of its link (PCIe, 63.0 GB/s); wanted 70%", result.stdout)
         self.assertNotIn(SEQ, result.stdout)
 
+    def test_help_lists_each_share_with_its_default(self):
+        result = self.run_tool("--help")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("--pcie-share S", result.stdout)
+        self.assertIn("(default 70%, provisional)", " ".join(result.stdout.split()))
+
     def test_the_shares_are_flags(self):
         document = link_document({SEQ: 0.88, PIPE: 0.40, PEER: 0.65})
         self.assertEqual(
