@@ -400,12 +400,16 @@ bool Book::has_route(const std::string& family) const {
   return routes_.count(family) > 0;
 }
 
-bool Book::route_has_pcie(const std::string& family) const {
+bool Book::wants_running_read(const std::string& family) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = routes_.find(family);
-  if (it == routes_.end()) return false;
-  return std::any_of(it->second.links.begin(), it->second.links.end(),
-                     [](const std::string& id) { return id.rfind("pcie:", 0) == 0; });
+  if (it == routes_.end() || !answers_) return false;
+  return std::any_of(it->second.links.begin(), it->second.links.end(), [&](const std::string& id) {
+    if (id.rfind("pcie:", 0) != 0) return false;
+    const auto link =
+        std::find_if(links_.begin(), links_.end(), [&](const Link& l) { return l.id == id; });
+    return link != links_.end() && (!link->read_running || link->gbps < link->max_gbps);
+  });
 }
 
 void Book::read_running(const std::string& family) {

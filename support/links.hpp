@@ -169,7 +169,10 @@ class Book {
   // Reads the PCIe links of `family`'s route now, keeping each one's fastest reading
   // (thread-safe: a sampler thread calls it while the transfer runs).
   void read_running(const std::string& family);
-  bool route_has_pcie(const std::string& family) const;
+  // Whether a visit of `family` should read its links while it runs: its route has a PCIe link
+  // not yet read at its maximum under load. Once every such link has been, reading more (a
+  // thread and NVML calls beside every visit) would only cost time and disturb the CPU paths.
+  bool wants_running_read(const std::string& family) const;
 
   // The ceiling of one direction of one pair of `family`, in GB/s (0 unknown), and the links
   // in words.

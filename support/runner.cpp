@@ -120,7 +120,7 @@ void Runner::visit(const Slot& slot) {
   set_current_row_bytes(row.bytes);
   try {
     std::optional<links::RunningReader> reading;  // rank 0 holds the link answers
-    if (registry_.links().route_has_pcie(spec.family))
+    if (registry_.links().wants_running_read(spec.family))
       reading.emplace(registry_.links(), spec.family);
     spec.fn(record.visit, h_, row);
   } catch (const std::exception& e) {  // a path bug, not a measurement: still a failed visit
@@ -130,8 +130,7 @@ void Runner::visit(const Slot& slot) {
   // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again.)
   stop_reason_ = h_.world.first_message(fatal_note());
   h_.watchdog.disarm();
-  record.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (record.visit.measured() && messages_[slot.row] == 0)
     messages_[slot.row] = record.visit.measurement().messages;
   if (!h_.config.test_rank_dump.empty()) {
@@ -139,8 +138,8 @@ void Runner::visit(const Slot& slot) {
         h_.config.test_rank_dump + "/rank" + std::to_string(h_.world.rank()) + ".txt",
         std::ios::app);
     dump << row.name << " round:" << slot.round << " repetition:" << slot.repetition
-         << " messages:"
-         << (record.visit.measured() ? record.visit.measurement().messages : 0) << "\n";
+         << " messages:" << (record.visit.measured() ? record.visit.measurement().messages : 0)
+         << "\n";
   }
   last_row_ = row.name;
   if (record.visit.measured()) {

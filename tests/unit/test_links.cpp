@@ -127,9 +127,22 @@ TEST(Links, TheRunningReaderReadsWhileItLives) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
   route_families(*book, one_gpu_context(), {family});
-  ASSERT_TRUE(book->route_has_pcie(family));
+  ASSERT_TRUE(book->wants_running_read(family));
   { RunningReader reading(*book, family); }  // at least the reading as it ends
   EXPECT_EQ(book->downtrained(), std::vector<std::string>{"pcie:0000:00:06.0"});
+  // A link that ran below its maximum is read again in later visits: it may have been idle.
+  EXPECT_TRUE(book->wants_running_read(family));
+}
+
+TEST(Links, ALinkReadAtItsMaximumUnderLoadIsNotReadAgain) {
+  auto book = book_for("h200-vm");
+  const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
+  route_families(*book, one_gpu_context(), {family});
+  ASSERT_TRUE(book->wants_running_read(family));  // never read under load yet
+  book->read_running(family);
+  EXPECT_TRUE(book->downtrained().empty());
+  EXPECT_FALSE(book->wants_running_read(family));
+  EXPECT_FALSE(book->wants_running_read("mpi_host/mode:pingpong"));  // no route, no reading
 }
 
 TEST(Links, WithoutNvmlSysfsAnswersAndTheSlotCapsTheMaximum) {
