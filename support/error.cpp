@@ -1,9 +1,11 @@
 #include "error.hpp"
 
 #include <mpi.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace xfer {
@@ -47,6 +49,39 @@ void note_cut_short() noexcept {
     const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
     (void)ignored;
   }
+}
+
+namespace {
+volatile sig_atomic_t g_stop_signal = 0;
+unsigned g_grace_s = 10;
+
+extern "C" void on_stop_signal(int signal) {
+  if (signal != SIGALRM && g_stop_signal == 0) {
+    g_stop_signal = signal;
+    ::alarm(g_grace_s);  // the runner stops after the visit under way, if that ends in time
+    return;
+  }
+  note_cut_short();
+  std::_Exit(kInterruptedStatus);
+}
+}  // namespace
+
+void catch_stop_signals(unsigned grace_s) {
+  g_grace_s = grace_s;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGALRM, &action, nullptr);
+}
+
+std::string stop_request() {
+  const int signal = g_stop_signal;
+  if (signal == 0) return "";
+  return std::string(kInterruptedPrefix) + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " on " +
+         (rank_prefix().empty() ? "this process"
+                                : rank_prefix().substr(0, rank_prefix().size() - 2));
 }
 
 void note_fatal(const std::string& why) {

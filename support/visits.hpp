@@ -32,14 +32,15 @@ struct VisitRecord {
 
 // A row's figure for one repetition: its visits combined (or, in a merge, its jobs').
 struct Figure {
-  std::string error;        // the first failed visit's message; "" if none failed
-  double one_way_s = 0;     // mean over visits of their mean one-way time
-  double fastest_s = 0;     // the same for the fastest pair
+  std::string error;          // the first failed visit's message; "" if none failed
+  double one_way_s = 0;       // mean over visits of their mean one-way time
+  double fastest_s = 0;       // the same for the fastest pair
   std::int64_t messages = 0;  // timed in all visits together
   std::int64_t batch = 1;
   int directions = 1;
   int pairs = 1;
   int visits = 0;
+  int visits_planned = 0;  // set when the run stopped before all of them: `visits` of these
   int jobs = 1;
   bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
   double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
@@ -61,6 +62,21 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 // median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, time_limited (and pairs,
 // pair_gbps_min, pair_gbps_max with several pairs); the label shows the precision.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
+
+// A row's figure for one repetition from the visits it had when the run stopped (or so far,
+// while it runs), for the result file a run cut short leaves.
+struct KeptFigure {
+  std::string family;
+  std::uint64_t bytes = 0;
+  int repetition = 0;
+  int repetitions = 1;
+  Figure figure;  // figure.visits < figure.visits_planned: cut short
+};
+
+// The row as Google Benchmark's JSON reporter writes one (name, run_name, run_type, iterations,
+// real_time in us, bytes_per_second, the counters of report_figure, label; error_occurred and
+// error_message for a failed one), so that --xfer_merge and the tools read it as any row.
+json::Value kept_row_json(const KeptFigure& kept);
 
 // A visit as context.xferbench.visits keeps it.
 json::Value visit_json(const VisitRecord& record);
