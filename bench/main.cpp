@@ -206,9 +206,10 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     reporter.write_without_runs();
     const int status = exit_status(reporter, registry, world);
     if (config.list_tests) return status;
-    return std::max(status, measured_nothing(world,
-                                             "no path can run here (each skipped path says why "
-                                             "above; one rank needs mpirun -np 2 or more)"));
+    return std::max(status, measured_nothing(world, world.size() == 1
+                                                        ? "no path can run here with one rank "
+                                                          "(launch 2 or more: mpirun -np 2)"
+                                                        : "no path can run here"));
   }
   if (selection.rows.empty()) {
     reporter.write_without_runs();

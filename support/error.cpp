@@ -55,10 +55,14 @@ namespace {
 volatile sig_atomic_t g_stop_signal = 0;
 unsigned g_grace_s = 10;
 
+// A rank often gets two: Ctrl-C reaches every process of the terminal's group, and the
+// launcher passes its own on. Only the grace running out ends the process here.
 extern "C" void on_stop_signal(int signal) {
-  if (signal != SIGALRM && g_stop_signal == 0) {
-    g_stop_signal = signal;
-    ::alarm(g_grace_s);  // the runner stops after the visit under way, if that ends in time
+  if (signal != SIGALRM) {
+    if (g_stop_signal == 0) {
+      g_stop_signal = signal;
+      ::alarm(g_grace_s);  // the runner stops after the visit under way, if that ends in time
+    }
     return;
   }
   note_cut_short();

@@ -49,9 +49,9 @@ void note_cut_short() noexcept;
 // status for Ctrl-C; docs/RELIABILITY.md says why one value): the binary and tools/run agree.
 inline constexpr int kInterruptedStatus = 130;
 // Asks the run to stop (SIGINT, SIGTERM): the first signal only sets a flag that the runner
-// reads after each visit, and gives it `grace_s` to stop there and write what it measured; a
-// second signal, or the grace running out (an MPI call that never returns), ends the process
-// at once with kInterruptedStatus, leaving the result file of its last rewrite. Async-signal-safe.
+// reads after each visit, and gives it `grace_s` to stop there and write what it measured; the
+// grace running out (an MPI call that never returns) ends the process with kInterruptedStatus,
+// leaving the result file of its last rewrite. Later signals change nothing. Async-signal-safe.
 void catch_stop_signals(unsigned grace_s);
 // "" or why this process was asked to stop: "interrupted by SIGINT on rank 0".
 std::string stop_request();
