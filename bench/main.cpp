@@ -52,6 +52,7 @@ bool initialize_benchmark(const std::vector<std::string>& args) {
   for (auto& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
+  benchmark::SetDefaultTimeUnit(benchmark::kMicrosecond);  // --benchmark_time_unit overrides it
   benchmark::Initialize(&argc, argv.data());
   return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
 }
@@ -206,10 +207,10 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     reporter.write_without_runs();
     const int status = exit_status(reporter, registry, world);
     if (config.list_tests) return status;
-    return std::max(status, measured_nothing(world, world.size() == 1
-                                                        ? "no path can run here with one rank "
-                                                          "(launch 2 or more: mpirun -np 2)"
-                                                        : "no path can run here"));
+    const std::string why = world.size() == 1 ? "no path can run here with one rank (launch 2 "
+                                                "or more: mpirun -np 2)"
+                                              : "no path can run here";
+    return std::max(status, measured_nothing(world, why));
   }
   if (selection.rows.empty()) {
     reporter.write_without_runs();

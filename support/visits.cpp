@@ -156,9 +156,10 @@ json::Value kept_row_json(const KeptFigure& k) {
     return row;
   }
   row.set("iterations", f.messages);
-  row.set("real_time", f.one_way_s * 1e6);
-  row.set("cpu_time", f.one_way_s * 1e6);
-  row.set("time_unit", "us");
+  const benchmark::TimeUnit unit = benchmark::GetDefaultTimeUnit();  // as register_row's rows
+  row.set("real_time", f.one_way_s * benchmark::GetTimeUnitMultiplier(unit));
+  row.set("cpu_time", 0.0);  // Google Benchmark's is the report's own, next to nothing
+  row.set("time_unit", benchmark::GetTimeUnitString(unit));
   row.set("bytes_per_second", static_cast<double>(k.bytes) * f.directions * f.pairs / f.one_way_s);
   for (const auto& [counter, value] : figure_counters(k.bytes, f)) row.set(counter, value);
   row.set("label", precision_label(f));
@@ -170,8 +171,7 @@ void register_row(const std::string& family, std::uint64_t bytes,
   benchmark::RegisterBenchmark(family.c_str(), std::move(report))
       ->Arg(static_cast<std::int64_t>(bytes))
       ->ArgName("bytes")
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+      ->UseManualTime();  // in the default unit: us, or --benchmark_time_unit (main.cpp)
 }
 
 json::Value visit_json(const VisitRecord& r) {

@@ -74,8 +74,8 @@ struct KeptFigure {
 };
 
 // The row as Google Benchmark's JSON reporter writes one (name, run_name, run_type, iterations,
-// real_time in us, bytes_per_second, the counters of report_figure, label; error_occurred and
-// error_message for a failed one), so that --xfer_merge and the tools read it as any row.
+// real_time in the run's time unit, bytes_per_second, the counters of report_figure, label;
+// error_occurred and error_message for a failed one), so --xfer_merge and the tools read it.
 json::Value kept_row_json(const KeptFigure& kept);
 
 // A visit as context.xferbench.visits keeps it.

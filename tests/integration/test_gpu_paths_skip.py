@@ -99,7 +99,6 @@ class Flags(unittest.TestCase):
                 self.assertIn(words, mpi["cuda_aware_source"])
                 self.assertIn("the library says", mpi["cuda_aware_source"])
 
-
     def test_selecting_only_gpu_paths_measures_nothing_and_fails_saying_why(self):
         # A CI job that meant to measure the GPU paths on a machine without one must not pass.
         proc, doc = launch_json(2, QUICK + ["--benchmark_filter=mpi_staged|nccl_sendrecv"])

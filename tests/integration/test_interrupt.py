@@ -278,7 +278,9 @@ class ToolsRun(unittest.TestCase):
         document, stdout, _, jobs, out = self.interrupt_when("job-1.json")
         self.assertEqual(jobs, ["job-1.json", "job-1.log"])  # no other job started
         incomplete = document["context"]["xferbench"]["incomplete"]
-        self.assertIn("job 1 (job-1.json) stopped early: interrupted by SIGTERM", incomplete["reason"])
+        self.assertIn(
+            "job 1 (job-1.json) stopped early: interrupted by SIGTERM", incomplete["reason"]
+        )
         self.assertIn("1 of 3 planned jobs", incomplete["reason"])
         self.assertGreaterEqual(len(rows(document)), 1)
         for row in rows(document):

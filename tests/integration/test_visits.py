@@ -406,7 +406,9 @@ class Merge(unittest.TestCase):
                 json.dump(cut, f)
             merged, _ = self.merged_and_jobs(tmp, [files[0], cut_path])
             incomplete = merged["context"]["xferbench"]["incomplete"]
-            self.assertIn("job 2 (cut.json) stopped early: interrupted by SIGINT", incomplete["reason"])
+            self.assertIn(
+                "job 2 (cut.json) stopped early: interrupted by SIGINT", incomplete["reason"]
+            )
             self.assertEqual(incomplete["not_measured"], [])  # job 1 measured them
             jobs = {short_name(r): r["jobs"] for r in rows(merged)}
             self.assertEqual(sorted(jobs.values()), [1, 1, 2], jobs)
