@@ -28,6 +28,13 @@ std::string g_fatal;
 char g_cut_short_note[1024] = "";
 char g_file_in_progress[4096] = "";  // removed if the run dies while it is being written
 
+void say_cut_short() noexcept {
+  if (g_cut_short_note[0] != '\0') {
+    const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
+    (void)ignored;
+  }
+}
+
 void copy_text(char* to, std::size_t size, const std::string& text) {
   const std::size_t n = std::min(size - 1, text.size());
   std::memcpy(to, text.data(), n);
@@ -45,10 +52,7 @@ void set_file_in_progress(const std::string& path) {
 
 void note_cut_short() noexcept {
   if (g_file_in_progress[0] != '\0') ::unlink(g_file_in_progress);
-  if (g_cut_short_note[0] != '\0') {
-    const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
-    (void)ignored;
-  }
+  say_cut_short();
 }
 
 namespace {
@@ -62,6 +66,10 @@ extern "C" void on_stop_signal(int signal) {
     if (g_stop_signal == 0) {
       g_stop_signal = signal;
       ::alarm(g_grace_s);  // the runner stops after the visit under way, if that ends in time
+      // Said now, since the launcher may kill this process before the visit ends (a peer lost);
+      // a file being written is left to be finished.
+      say_cut_short();
+      g_cut_short_note[0] = '\0';  // the next rewrite prepares it again
     }
     return;
   }

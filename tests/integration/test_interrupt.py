@@ -67,10 +67,27 @@ def wait_for_rows(path, proc, timeout=120):
     raise AssertionError("no rows were written while the run was going")
 
 
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def descends_from(pid, ancestor):
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        pid = parent_of(pid)
+    return False
+
+
 def rank_zero_pid(launcher_pid):
-    """The pid of the process the launcher started as rank 0."""
+    """The pid of the process this launcher started as rank 0 (never another run's: the
+    machine may run other xferbench jobs at the same time)."""
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or not descends_from(int(entry), launcher_pid):
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
