@@ -26,6 +26,11 @@ LONG = [
 ]
 
 
+SOURCE = os.environ.get(
+    "XFER_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+)
+
+
 def environment():
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -44,16 +49,22 @@ ROUNDS = [
 ]
 
 
-def start(out, extra=(), settings=LONG):
-    command = MPIRUN + ["2", XFERBENCH] + list(settings) + ["--benchmark_out=" + out] + list(extra)
+def popen(command, env=None):
+    """Starts `command` in a session of its own (so that it can be signalled as a group)."""
     return subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         errors="replace",
-        env=environment(),
+        env=env or environment(),
         start_new_session=True,
+    )
+
+
+def start(out, extra=(), settings=LONG):
+    return popen(
+        MPIRUN + ["2", XFERBENCH] + list(settings) + ["--benchmark_out=" + out] + list(extra)
     )
 
 
@@ -101,13 +112,27 @@ def rank_zero_pid(launcher_pid):
     return None
 
 
+def finish(proc, timeout=120):
+    """Waits for an interrupted run; returns (stdout, stderr) (kills it if it does not end)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def stop(proc):
+    return finish(proc)[1]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.loads(f.read(), parse_constant=lambda c: float("nan"))
+
+
 class Interrupted(unittest.TestCase):
     def check_partial(self, proc, out, tmp):
-        try:
-            _, stderr = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stderr = stop(proc)
         self.assertNotEqual(proc.returncode, 0, stderr)
         with open(out, encoding="utf-8") as f:
             document = json.load(f)
@@ -151,21 +176,6 @@ class Interrupted(unittest.TestCase):
                 document = json.load(f)
             self.assertIsNone(document["context"]["xferbench"]["incomplete"])
             self.assertEqual(len(rows(document)), 2)
-
-
-def stop(proc, timeout=120):
-    """Waits for an interrupted run; returns its stderr (kills it if it does not end)."""
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return stderr
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.loads(f.read(), parse_constant=lambda c: float("nan"))
 
 
 class FirstRound(unittest.TestCase):
@@ -255,20 +265,7 @@ def tools_run(out, extra=()):
     command = [os.path.join(SOURCE, "tools", "run"), "--benchmark_out=" + out]
     command += ["--benchmark_filter=mpi_host/mode:pingpong", "--xfer_sizes=8,1K,64K,1M,4M,16M"]
     command += ["--xfer_precision=0.01", "--xfer_max_time=6"] + list(extra)
-    return subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        env=env,
-        start_new_session=True,
-    )
-
-
-SOURCE = os.environ.get(
-    "XFER_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-)
+    return popen(command, env)
 
 
 class ToolsRun(unittest.TestCase):
@@ -282,11 +279,7 @@ class ToolsRun(unittest.TestCase):
             wait_for_rows(os.path.join(tmp, "run.jobs", path), proc, timeout=180)
             time.sleep(delay)
             os.killpg(proc.pid, signal.SIGINT)
-            try:
-                stdout, stderr = proc.communicate(timeout=120)
-            finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = finish(proc)
             self.assertEqual(proc.returncode, INTERRUPTED, stderr[-3000:])
             jobs = sorted(os.listdir(os.path.join(tmp, "run.jobs")))
             return load(out), stdout, stderr, jobs, out
