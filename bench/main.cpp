@@ -1,7 +1,6 @@
 // xferbench: parse flags, bring up MPI, let every path register (or say why it cannot run
 // here), run Google Benchmark on every rank, and let rank 0 alone report.
 #include <benchmark/benchmark.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,21 +29,6 @@
 
 namespace {
 
-// SIGINT or SIGTERM (Ctrl-C, the launcher passing one on, a batch system's time limit): rank 0
-// says where the rows measured so far are (the result file holds them, marked incomplete).
-extern "C" void on_stop_signal(int signal) {
-  xfer::note_cut_short();
-  std::_Exit(128 + signal);
-}
-
-void catch_stop_signals() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
 // Test only: XFER_TEST_MEMORY=BYTES makes this rank believe its node has that much memory (an
 // environment variable, not a flag, so that one rank alone can be given it).
 std::uint64_t test_memory() {
@@ -61,6 +45,7 @@ bool initialize_benchmark(const std::vector<std::string>& args) {
   for (auto& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
+  benchmark::SetDefaultTimeUnit(benchmark::kMicrosecond);  // --benchmark_time_unit overrides it
   benchmark::Initialize(&argc, argv.data());
   return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
 }
@@ -235,10 +220,23 @@ std::vector<double> floors(const xfer::Config& config, const xfer::Registry& reg
   return out;
 }
 
+// How long a SIGINT or SIGTERM gives the visit under way to end, so that the run stops after
+// it and writes what it measured; past it (a peer that will never answer) the process ends
+// with the file of the last rewrite. Open MPI's mpirun passes a SIGTERM on and kills the
+// ranks a few seconds later anyway.
+constexpr unsigned kStopGrace_s = 10;
+
+// A run asked to measure that measured nothing fails: a CI job that forgot the launcher, or
+// selected only paths that cannot run here, must not pass on no data.
+int measured_nothing(const xfer::World& world, const std::string& why) {
+  if (world.is_root()) std::fprintf(stderr, "xferbench: nothing was measured: %s\n", why.c_str());
+  return 1;
+}
+
 int run(int argc, char** argv, const xfer::CommandLine& cl,
         std::chrono::steady_clock::time_point started) {
   xfer::World world(&argc, &argv);
-  catch_stop_signals();
+  xfer::catch_stop_signals(kStopGrace_s);
   xfer::Config config = cl.config;
   if (const std::string refused = xfer::preflight(cl, config, world, test_memory());
       !refused.empty()) {
@@ -310,17 +308,27 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
       [&runner] { return runner.stop_reason(); });
   if (registry.links().has_answers())
     reporter.add_late_field("links", [&registry] { return registry.links().to_json(); });
+  reporter.keep_visits_of(runner);
+  runner.on_visit([&reporter](bool round_ended) { reporter.keep_current(round_ended); });
   if (registry.families() == 0) {
-    if (world.is_root()) std::fprintf(stderr, "xferbench: no path can run here\n");
     reporter.write_without_runs();
-    return exit_status(reporter, registry, world);
+    const int status = exit_status(reporter, registry, world);
+    if (config.list_tests) return status;
+    const std::string why = world.size() == 1 ? "no path can run here with one rank (launch 2 "
+                                                "or more: mpirun -np 2)"
+                                              : "no path can run here";
+    return std::max(status, measured_nothing(world, why));
   }
   if (selection.rows.empty()) {
     reporter.write_without_runs();
     // Fine when the filter names a path skipped here; otherwise a typo that must not let a CI
     // job pass on no data.
-    if (selection.hint.empty() && filter_names_a_skipped_path(config.filter, registry))
-      return exit_status(reporter, registry, world);
+    if (selection.hint.empty() && filter_names_a_skipped_path(config.filter, registry)) {
+      const int status = exit_status(reporter, registry, world);
+      if (config.list_tests) return status;
+      return std::max(status, measured_nothing(world, "--benchmark_filter=" + config.filter +
+                                                          " selects only paths skipped here"));
+    }
     if (world.is_root())
       std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here%s%s\n",
                    config.filter.c_str(), selection.hint.empty() ? "" : "; ",
@@ -332,6 +340,7 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     std::fprintf(stderr, "xferbench: %s\n", line.c_str());
   xfer::release_kept_blocks();  // before MPI and CUDA go away
   const int status = exit_status(reporter, registry, world);
+  if (runner.interrupted()) return xfer::kInterruptedStatus;
   return runner.stop_reason().empty() ? status : std::max(1, status);
 }
 
@@ -359,6 +368,9 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::RankZeroReporter reporter(config, world, merged->context(), merged->skips(), whole_run,
                                   [&merged] { return merged->visits_json(); });
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (const std::string why = merged->incomplete_reason(); !why.empty() && world.is_root())
+    std::fprintf(stderr, "xferbench: --xfer_merge: the merged result is incomplete: %s\n",
+                 why.c_str());
   return reporter.failed_rows().empty() && !reporter.output_failed() ? 0 : 1;
 }
 

@@ -151,7 +151,8 @@ const std::vector<Flag>& flags() {
        "(tools/run does this; docs/reproducibility.md)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.merge = split_list(v);
-         if (c.merge.size() < 2) throw UsageError(f + "='" + v + "': expected FILE,FILE[,...]");
+         // One file is merged only as the one job a run stopped early kept (merge.hpp).
+         if (c.merge.empty()) throw UsageError(f + "='" + v + "': expected FILE,FILE[,...]");
        }},
       {"xfer_window", "XFER_WINDOW", "N",
        "messages in flight in mode:stream and mode:bidir (default 64, as osu_bw)",
@@ -457,6 +458,15 @@ std::string check_memory(const Config& config, std::uint64_t memory_bytes) {
          format_size(memory / (1 << 20) * (1 << 20)) + " of memory allows";
 }
 
+// Google Benchmark's warm-up would call a row once more than its visits: each visit warms up
+// itself, untimed, before its timed loop.
+[[noreturn]] static void refuse_min_warmup_time(const std::string& flag) {
+  throw UsageError(flag +
+                   ": not supported: every visit warms up before it is timed (--xfer_warmup=N "
+                   "round trips or copies, 5 by default); Google Benchmark's warm-up would "
+                   "run a row outside its visits");
+}
+
 CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env) {
   CommandLine cl;
   Config& c = cl.config;
@@ -476,6 +486,8 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
   if (const char* v = env("BENCHMARK_REPETITIONS"))
     c.repetitions = parse_int("BENCHMARK_REPETITIONS", v, 1, 1000000, "a whole number from 1");
   if (const char* v = env("BENCHMARK_MIN_TIME")) apply_min_time(c, "BENCHMARK_MIN_TIME", v);
+  if (const char* v = env("BENCHMARK_LIST_TESTS")) c.list_tests = truthy(v);
+  if (env("BENCHMARK_MIN_WARMUP_TIME")) refuse_min_warmup_time("BENCHMARK_MIN_WARMUP_TIME");
 
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -519,6 +531,8 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
     if (name == "--benchmark_time_unit" && value != "ns" && value != "us" && value != "ms" &&
         value != "s")
       throw UsageError(name + "='" + value + "': expected ns, us, ms or s");
+    if (name == "--benchmark_list_tests") c.list_tests = eq == std::string::npos || truthy(value);
+    if (name == "--benchmark_min_warmup_time") refuse_min_warmup_time(name);
     if (name == "--benchmark_min_time") {  // xferbench's loop honours it (see min_time_arg)
       apply_min_time(c, name, value);
       continue;

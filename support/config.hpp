@@ -52,6 +52,7 @@ struct Config {
   std::string filter;          // --benchmark_filter as given
   int repetitions = 1;         // --benchmark_repetitions
   bool interleave = false;     // --benchmark_enable_random_interleaving
+  bool list_tests = false;     // --benchmark_list_tests: names the rows, runs nothing
   std::vector<int> gpu_map;  // GPU per node-local rank (empty: local rank % visible GPUs)
   double timeout_s = 600;    // watchdog: longest one benchmark run may take
   std::string out_path;      // --benchmark_out

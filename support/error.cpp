@@ -1,9 +1,11 @@
 #include "error.hpp"
 
 #include <mpi.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace xfer {
@@ -26,6 +28,13 @@ std::string g_fatal;
 char g_cut_short_note[1024] = "";
 char g_file_in_progress[4096] = "";  // removed if the run dies while it is being written
 
+void say_cut_short() noexcept {
+  if (g_cut_short_note[0] != '\0') {
+    const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
+    (void)ignored;
+  }
+}
+
 void copy_text(char* to, std::size_t size, const std::string& text) {
   const std::size_t n = std::min(size - 1, text.size());
   std::memcpy(to, text.data(), n);
@@ -43,10 +52,48 @@ void set_file_in_progress(const std::string& path) {
 
 void note_cut_short() noexcept {
   if (g_file_in_progress[0] != '\0') ::unlink(g_file_in_progress);
-  if (g_cut_short_note[0] != '\0') {
-    const ssize_t ignored = ::write(2, g_cut_short_note, std::strlen(g_cut_short_note));
-    (void)ignored;
+  say_cut_short();
+}
+
+namespace {
+volatile sig_atomic_t g_stop_signal = 0;
+unsigned g_grace_s = 10;
+
+// A rank often gets two: Ctrl-C reaches every process of the terminal's group, and the
+// launcher passes its own on. Only the grace running out ends the process here.
+extern "C" void on_stop_signal(int signal) {
+  if (signal != SIGALRM) {
+    if (g_stop_signal == 0) {
+      g_stop_signal = signal;
+      ::alarm(g_grace_s);  // the runner stops after the visit under way, if that ends in time
+      // Said now, since the launcher may kill this process before the visit ends (a peer lost);
+      // a file being written is left to be finished.
+      say_cut_short();
+      g_cut_short_note[0] = '\0';  // the next rewrite prepares it again
+    }
+    return;
   }
+  note_cut_short();
+  std::_Exit(kInterruptedStatus);
+}
+}  // namespace
+
+void catch_stop_signals(unsigned grace_s) {
+  g_grace_s = grace_s;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGALRM, &action, nullptr);
+}
+
+std::string stop_request() {
+  const int signal = g_stop_signal;
+  if (signal == 0) return "";
+  return std::string(kInterruptedPrefix) + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " on " +
+         (rank_prefix().empty() ? "this process"
+                                : rank_prefix().substr(0, rank_prefix().size() - 2));
 }
 
 void note_fatal(const std::string& why) {

@@ -45,6 +45,18 @@ void set_cut_short_note(const std::string& note);      // "" says nothing
 void set_file_in_progress(const std::string& path);   // "" when no file is being written
 void note_cut_short() noexcept;
 
+// The one exit status of a run stopped by SIGINT or SIGTERM, whichever it was (the shell's
+// status for Ctrl-C; docs/RELIABILITY.md says why one value): the binary and tools/run agree.
+inline constexpr int kInterruptedStatus = 130;
+// Asks the run to stop (SIGINT, SIGTERM): the first signal only sets a flag that the runner
+// reads after each visit, and gives it `grace_s` to stop there and write what it measured; the
+// grace running out (an MPI call that never returns) ends the process with kInterruptedStatus,
+// leaving the result file of its last rewrite. Later signals change nothing. Async-signal-safe.
+void catch_stop_signals(unsigned grace_s);
+// "" or why this process was asked to stop: "interrupted by SIGINT on rank 0".
+std::string stop_request();
+inline constexpr const char* kInterruptedPrefix = "interrupted by ";
+
 // "rank 3: " once MPI is up, "" before; the harness prefixes every row error with it.
 std::string rank_prefix();
 

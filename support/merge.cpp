@@ -94,9 +94,12 @@ std::string make_up(const json::Value& x) {
 }  // namespace
 
 Merge::Merge(const std::vector<std::string>& files) {
-  if (files.size() < 2) throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
+  if (files.empty())
+    throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
   std::string first_make_up;
-  std::vector<std::string> first_rows;
+  std::vector<std::string> first_rows;  // of the first whole job
+  std::string first_whole;
+  std::vector<JobRows> all_rows;
   json::Value seeds = json::Value::array();
   json::Value sources = json::Value::array();
   std::vector<double> seen_seeds;
@@ -108,15 +111,31 @@ Merge::Merge(const std::vector<std::string>& files) {
     const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
     if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
       throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
-    if (const json::Value* incomplete = x->find("incomplete"); incomplete && !incomplete->is_null())
-      throw UsageError("--xfer_merge: " + path + ": the run did not finish (context.xferbench.incomplete)");
+    // A job cut short is merged with the rows it kept (each from the visits it had): the
+    // merged result says so, as the job's own file did.
+    const json::Value* incomplete = x->find("incomplete");
+    const bool cut_short = incomplete && incomplete->is_object();
+    if (cut_short) {
+      const json::Value* reason = incomplete->find("reason");
+      cut_short_.push_back("job " + std::to_string(job + 1) + " (" + base_name(path) +
+                           ") stopped early: " + (reason ? reason->text() : "no reason given"));
+      if (const json::Value* missing = incomplete->find("not_measured");
+          missing && missing->is_array())
+        for (const json::Value& name : missing->items()) not_measured_.insert(name.text());
+    }
     const json::Value* plan = x->find("plan");
     const json::Value* seed = plan ? plan->find("seed") : nullptr;
     const json::Value* planned_jobs = plan ? plan->find("jobs") : nullptr;
+    // Fewer files than planned jobs: a run stopped between jobs (the result says so); more is
+    // a mix-up.
     if (planned_jobs && planned_jobs->number() > 1 &&
-        static_cast<std::size_t>(planned_jobs->number()) != files.size())
+        static_cast<std::size_t>(planned_jobs->number()) < files.size())
       throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
                        " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
+    if (planned_jobs)
+      planned_jobs_ = std::max(planned_jobs_, static_cast<std::size_t>(planned_jobs->number()));
+    if (const json::Value* visits = plan ? plan->find("visits") : nullptr)
+      planned_visits_ = static_cast<int>(visits->number());
     const double seed_value = seed ? seed->number() : 0;
     if (seed_value > 0 &&
         std::find(seen_seeds.begin(), seen_seeds.end(), seed_value) != seen_seeds.end())
@@ -141,7 +160,7 @@ Merge::Merge(const std::vector<std::string>& files) {
         throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
       const auto repetition = static_cast<std::size_t>(counter(row, "repetition_index"));
       Row& r = rows_[name];
-      if (job == 0 && r.by_repetition.empty()) {
+      if (r.by_repetition.empty() && r.family.empty()) {
         order_.push_back(name);
         r.family = name.substr(0, at);
         r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
@@ -154,14 +173,19 @@ Merge::Merge(const std::vector<std::string>& files) {
     std::sort(names.begin(), names.end());
     if (job == 0) {
       first_make_up = make_up(*x);
-      first_rows = names;
       context_ = *x;
     } else if (make_up(*x) != first_make_up) {
       throw UsageError("--xfer_merge: " + path + ": not made by the same build on the same machine "
                        "with the same settings as " + files[0]);
-    } else if (names != first_rows) {
-      throw UsageError("--xfer_merge: " + path + ": measured other rows than " + files[0]);
     }
+    // Whole jobs measured the same rows; a job cut short, some of them.
+    if (!cut_short && first_whole.empty()) {
+      first_rows = names;
+      first_whole = path;
+    } else if (!cut_short && names != first_rows) {
+      throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
+    }
+    all_rows.push_back({path, names, cut_short});
     if (const json::Value* visits = x->find("visits"); visits && visits->is_object()) {
       for (std::size_t i = 0; i < visits->keys().size(); ++i) {
         json::Value* list = visits_.find(visits->keys()[i]);
@@ -174,6 +198,18 @@ Merge::Merge(const std::vector<std::string>& files) {
     }
   }
   jobs_ = files.size();
+  for (const auto& [path, names, cut_short] : all_rows) {
+    if (!cut_short || first_whole.empty()) continue;
+    for (const std::string& name : names) {
+      if (!std::binary_search(first_rows.begin(), first_rows.end(), name))
+        throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
+    }
+  }
+  mark_incomplete(all_rows);
+  if (files.size() < 2 && !incomplete_)  // one file of a run stopped early is still merged
+    throw UsageError("--xfer_merge=" + files[0] +
+                     ": expected FILE,FILE[,...]: one file is merged only as what a run stopped "
+                     "early kept (one of --xfer_jobs=N, or cut short)");
   json::Value merged = json::Value::object();
   merged.set("jobs", jobs_);
   merged.set("sources", sources);
@@ -187,6 +223,38 @@ Merge::Merge(const std::vector<std::string>& files) {
   context_.set("jobs", jobs_);
   context_.set("merged", merged);
   context_.set("summary", json::Value());
+}
+
+void Merge::mark_incomplete(const std::vector<JobRows>& jobs) {
+  std::vector<std::string> why = cut_short_;
+  if (planned_jobs_ > jobs.size())
+    why.push_back(std::to_string(jobs.size()) + " of " + std::to_string(planned_jobs_) +
+                  " planned jobs merged (the run stopped before the others)");
+  if (why.empty()) {
+    context_.set("incomplete", json::Value());
+    return;
+  }
+  std::string reason = "merged from jobs cut short";
+  for (const auto& w : why) reason += "; " + w;
+  json::Value incomplete = json::Value::object();
+  incomplete.set("reason", reason);
+  incomplete.set("jobs", jobs.size());
+  incomplete.set("jobs_planned", std::max(planned_jobs_, jobs.size()));
+  incomplete.set("rows", order_.size());
+  json::Value missing = json::Value::array();
+  for (const std::string& name : not_measured_) {  // by no job at all
+    if (rows_.count(name.substr(0, name.find(" (repetition"))) == 0) missing.push(name);
+  }
+  incomplete.set("not_measured", missing);
+  context_.set("incomplete", incomplete);
+  incomplete_ = true;
+}
+
+std::string Merge::incomplete_reason() const {
+  const json::Value* incomplete = context_.find("incomplete");
+  const json::Value* reason =
+      incomplete && incomplete->is_object() ? incomplete->find("reason") : nullptr;
+  return reason ? reason->text() : "";
 }
 
 std::vector<Skip> Merge::skips() const {
@@ -305,18 +373,22 @@ void Merge::register_rows() {
   for (const std::string& name : order_) {
     Row* row = &rows_.at(name);
     const int directions = name.find("/mode:bidir/") != std::string::npos ? 2 : 1;
-    register_row(row->family, row->bytes, [row, directions](benchmark::State& state) {
-      const auto repetition = static_cast<std::size_t>(row->calls++);
-      const Figure figure =
-          repetition < row->by_repetition.size()
-              ? combine_jobs(row->by_repetition[repetition], directions, row->pools[repetition])
-              : Figure{"no such repetition in the merged files"};
-      if (!figure.error.empty()) {
-        state.SkipWithError(figure.error.c_str());
-        return;
-      }
-      report_figure(state, row->bytes, figure);
-    });
+    // In a merge of jobs cut short, a row's visits of the planned ones (report_figure's label).
+    const int planned_visits = incomplete_ ? planned_visits_ * static_cast<int>(planned_jobs_) : 0;
+    register_row(row->family, row->bytes,
+                 [row, directions, planned_visits](benchmark::State& state) {
+                   const auto repetition = static_cast<std::size_t>(row->calls++);
+                   Figure figure = repetition < row->by_repetition.size()
+                                       ? combine_jobs(row->by_repetition[repetition], directions,
+                                                      row->pools[repetition])
+                                       : Figure{"no such repetition in the merged files"};
+                   if (planned_visits > 0) figure.visits_planned = planned_visits;
+                   if (!figure.error.empty()) {
+                     state.SkipWithError(figure.error.c_str());
+                     return;
+                   }
+                   report_figure(state, row->bytes, figure);
+                 });
   }
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,11 @@ namespace xfer {
 
 class Merge {
  public:
-  // Reads and checks the files: each an xferbench result, complete, of the same build, machine
-  // and rows. Throws UsageError "--xfer_merge: FILE: ..." naming what is wrong.
+  // Reads and checks the files: each an xferbench result of the same build, machine and
+  // settings; whole jobs of the same rows, jobs cut short (context.xferbench.incomplete) of
+  // some of them. Fewer files than the jobs planned, or a job cut short, make the merged
+  // result incomplete, saying which. Throws UsageError "--xfer_merge: FILE: ..." naming what
+  // is wrong.
   explicit Merge(const std::vector<std::string>& files);
 
   // Registers every row with Google Benchmark, in the first file's order; each call reports
@@ -35,6 +39,8 @@ class Merge {
   std::vector<Skip> skips() const;
   json::Value visits_json() const { return visits_; }
   std::size_t jobs() const { return jobs_; }
+  // Why the merged result is incomplete (jobs cut short, fewer jobs than planned); "" if whole.
+  std::string incomplete_reason() const;
   // The jobs' own wall times together (their summaries'), for the merged summary.
   double jobs_wall_s() const { return jobs_wall_s_; }
 
@@ -69,7 +75,19 @@ class Merge {
     std::vector<Pool> pools;                            // [repetition]
     int calls = 0;
   };
+  struct JobRows {
+    std::string path;
+    std::vector<std::string> names;  // "row#repetition", sorted
+    bool cut_short = false;
+  };
+  void mark_incomplete(const std::vector<JobRows>& jobs);
+
   std::size_t jobs_ = 0;
+  std::size_t planned_jobs_ = 0;
+  int planned_visits_ = 1;
+  bool incomplete_ = false;
+  std::vector<std::string> cut_short_;  // one line per job cut short
+  std::set<std::string> not_measured_;  // rows a job cut short had not visited
   double jobs_wall_s_ = 0;
   std::vector<std::string> order_;  // row names, in the first file's order
   std::map<std::string, Row> rows_;

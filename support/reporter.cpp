@@ -5,17 +5,27 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "error.hpp"
+#include "runner.hpp"
 
 namespace xfer {
 namespace {
+
+std::string indent_continuation(const std::string& text, const std::string& pad) {
+  std::string out;
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
 
 // Google Benchmark's JSON reporter, buffered so the finished document can get our context
 // before it is written anywhere.
@@ -27,18 +37,27 @@ class ContextJsonReporter : public benchmark::JSONReporter {
     SetOutputStream(&buffer_);
     SetErrorStream(&buffer_);
   }
+  bool ReportContext(const Context& context) override {
+    const bool ok = benchmark::JSONReporter::ReportContext(context);
+    header_ = buffer_.str();
+    return ok;
+  }
   void Finalize() override {
     benchmark::JSONReporter::Finalize();
     *target_ << splice_context(buffer_.str(), *context_json_);
     target_->flush();
   }
-  // The rows so far as a whole document: Google Benchmark has written everything but the
-  // closing of the benchmarks list and of the document.
-  std::string partial(const std::string& context_json) const {
-    return splice_context(buffer_.str() + "\n  ]\n}\n", context_json);
+  // A whole document of Google Benchmark's context and `rows` (JSON objects, dumped).
+  std::string with_rows(const std::vector<std::string>& rows,
+                        const std::string& context_json) const {
+    std::string text = header_;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      text += (i ? ",\n    " : "    ") + indent_continuation(rows[i], "    ");
+    return splice_context(text + "\n  ]\n}\n", context_json);
   }
 
  private:
+  std::string header_;  // what Google Benchmark wrote before the first row
   std::ostream* target_;
   const std::string* context_json_;
   std::ostringstream buffer_;
@@ -87,15 +106,6 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_file_reporter(const std::stri
   reporter->SetOutputStream(out);
   reporter->SetErrorStream(out);
   return reporter;
-}
-
-std::string indent_continuation(const std::string& text, const std::string& pad) {
-  std::string out;
-  for (const char c : text) {
-    out += c;
-    if (c == '\n') out += pad;
-  }
-  return out;
 }
 
 }  // namespace
@@ -216,47 +226,74 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
   const std::vector<Run> finite = without_non_finite_counters(runs);
   display_->ReportRuns(finite);
   if (file_) file_->ReportRuns(finite);
-  if (json_file_ && !special_out_) write_partial(runs.size());
 }
 
 void RankZeroReporter::stop_early(const std::string& reason) {
   if (!root_) return;
-  std::fprintf(stderr, "xferbench: the run stopped before its last row: %s\n", reason.c_str());
-  if (json_file_ && !special_out_ && rows_written_ > 0) {
-    write_partial(0, reason);
+  const int round = runner_ ? runner_->round_reached() + 1 : 0;
+  if (runner_)
+    std::fprintf(stderr, "xferbench: the run stopped before its last row, in round %d of %d: %s\n",
+                 round, runner_->rounds(), reason.c_str());
+  else
+    std::fprintf(stderr, "xferbench: the run stopped before its last row: %s\n", reason.c_str());
+  if (json_file_ && !special_out_ && runner_) {
+    write_kept(reason);
     if (!output_failed_)
-      std::fprintf(stderr, "xferbench: the %zu row(s) measured so far are in %s\n", rows_written_,
-                   config_.out_path.c_str());
+      std::fprintf(stderr,
+                   "xferbench: the run did not finish; the %zu row(s) measured so far are in %s "
+                   "(each from the visits it had: counter visits of visits_planned); %zu row(s) "
+                   "not measured (context.xferbench.incomplete)\n",
+                   rows_kept_, config_.out_path.c_str(), rows_missing_);
+  } else {
+    std::fprintf(stderr,
+                 "xferbench: the rows measured so far are in the table above only (a JSON "
+                 "--benchmark_out keeps them in a file)\n");
   }
+  set_cut_short_note("");  // said already
   std::fflush(stderr);
 }
 
-void RankZeroReporter::write_partial(std::size_t more_rows, const std::string& reason) {
-  // An interrupted or failed run still leaves a valid document behind, marked incomplete: a run
-  // that stops itself early (a rank failed) writes every row; a signal, the watchdog or a kill
-  // leaves the last rewrite, at most a second behind, and the note printed then counts what the
-  // file holds.
-  rows_written_ += more_rows;
+void RankZeroReporter::keep_current(bool round_ended) {
+  if (!root_ || !json_file_ || special_out_ || !runner_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (reason.empty() && rows_written_ > more_rows &&
-      now - last_partial_ < std::chrono::seconds(1))
+  if (!round_ended && kept_written_ && now - last_kept_ < std::chrono::duration<double>(kKeepEvery))
     return;
-  last_partial_ = now;
+  write_kept("");
+}
+
+void RankZeroReporter::write_kept(const std::string& reason) {
+  // Every row with a visit, from the visits it had: a run that stops itself (a rank failed, a
+  // signal) writes this with the reason; a run killed outright leaves the last rewrite.
+  std::vector<std::string> not_measured;
+  const std::vector<KeptFigure> kept = runner_->kept(&not_measured);
+  std::vector<std::string> rows;
+  for (const KeptFigure& k : kept) rows.push_back(kept_row_json(k).dump(2));
   json::Value incomplete = json::Value::object();
   incomplete.set("reason", !reason.empty()
                                ? reason
-                               : "the run did not finish: it was interrupted, or a rank failed "
-                                 "or hung, after this document's last row");
-  incomplete.set("rows", rows_written_);
+                               : "the run did not finish: it was stopped (a signal, a lost "
+                                 "rank, the watchdog) after this document was written");
+  incomplete.set("round", runner_->round_reached() + 1);
+  incomplete.set("rounds", runner_->rounds());
+  incomplete.set("rows", kept.size());
+  json::Value missing = json::Value::array();
+  for (const auto& name : not_measured) missing.push(name);
+  incomplete.set("not_measured", missing);
   json::Value context = context_;
   if (visits_) context.set("visits", visits_());
   for (const auto& [key, value] : late_fields_) context.set(key, value());
   context.set("incomplete", incomplete);
-  write_output(static_cast<ContextJsonReporter*>(json_file_)->partial(context.dump(2)));
+  write_output(static_cast<ContextJsonReporter*>(json_file_)->with_rows(rows, context.dump(2)));
+  last_kept_ = std::chrono::steady_clock::now();
+  kept_written_ = true;
+  rows_kept_ = kept.size();
+  rows_missing_ = not_measured.size();
   if (!output_failed_)
-    set_cut_short_note("xferbench: the run did not finish; the " + std::to_string(rows_written_) +
-                  " row(s) measured so far are in " + config_.out_path +
-                  " (context.xferbench.incomplete says so)\n");
+    set_cut_short_note("xferbench: the run did not finish; the " + std::to_string(rows_kept_) +
+                       " row(s) measured so far are in " + config_.out_path +
+                       " (as of its last rewrite, at most " +
+                       std::to_string(static_cast<int>(kKeepEvery)) +
+                       " s and a visit ago; context.xferbench.incomplete says so)\n");
 }
 
 void RankZeroReporter::summarise() {
@@ -274,6 +311,11 @@ void RankZeroReporter::summarise() {
 
 void RankZeroReporter::Finalize() {
   if (!root_) return;
+  if (const std::string reason = stop_reason_ ? stop_reason_() : ""; !reason.empty()) {
+    json::Value incomplete = json::Value::object();  // for a JSON display (the file: write_kept)
+    incomplete.set("reason", reason);
+    context_.set("incomplete", incomplete);
+  }
   if (config_.display_format != "console") summarise();  // before the JSON display closes
   display_->Finalize();
   if (config_.display_format == "console") summarise();
@@ -284,6 +326,7 @@ void RankZeroReporter::Finalize() {
   if (!file_) return;
   file_->Finalize();
   write_output(file_buffer_.str());
+  if (!output_failed_) set_cut_short_note("");  // the file is whole now
 }
 
 void RankZeroReporter::write_without_runs() {

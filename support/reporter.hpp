@@ -22,6 +22,8 @@
 
 namespace xfer {
 
+class Runner;
+
 // The runs without counters whose value is not a finite number (the coefficient of variation
 // of a counter whose mean is 0, in --benchmark_repetitions' aggregates): JSON has no NaN, and
 // the trackers that read result files refuse one.
@@ -69,6 +71,15 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   // For runs where no benchmark could be registered: the file still says why (skips).
   void write_without_runs();
 
+  // The run's runner: rank 0 keeps the JSON result file current from its visits.
+  void keep_visits_of(const Runner& runner) { runner_ = &runner; }
+  // Rank 0 (a JSON --benchmark_out that is a plain file): rewrites the result file, atomically,
+  // with every row that has a visit so far, marked incomplete; after a round (`round_ended`)
+  // or once kKeepEvery has passed since the last rewrite. A run killed outright (SIGKILL, a
+  // launcher ending it) leaves that document, at most kKeepEvery plus one visit behind.
+  void keep_current(bool round_ended);
+  static constexpr double kKeepEvery = 2;
+
   const std::vector<std::string>& failed_rows() const { return failed_; }
   // Paths (first name component) that produced at least one row.
   const std::set<std::string>& paths_reported() const { return paths_reported_; }
@@ -76,14 +87,12 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   bool output_failed() const { return output_failed_; }
 
  private:
-  // The run ended before its last visit: the result file keeps the rows so far, marked
+  // The run ended before its last visit: the result file keeps every row with a visit, marked
   // incomplete with `reason`; rank 0 says so on stderr.
   void stop_early(const std::string& reason);
   void write_output(const std::string& text);
-  // JSON files: rewrites the file with every row so far, marked incomplete: at the first row,
-  // then no more often than once a second (each rewrite holds every visit so far, and after
-  // every one of 308 rows they took seconds of a default run), and always with a `reason`.
-  void write_partial(std::size_t more_rows, const std::string& reason = "");
+  // Writes the rows with a visit so far as the result file, marked incomplete with `reason`.
+  void write_kept(const std::string& reason);
   // Rank 0: puts the summary into the context and prints it (stdout under the console table,
   // stderr when stdout carries JSON or CSV).
   void summarise();
@@ -101,8 +110,11 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;
   benchmark::BenchmarkReporter* json_file_ = nullptr;  // file_, when it writes JSON
-  std::size_t rows_written_ = 0;  // rows reported so far (the file may hold a second fewer)
-  std::chrono::steady_clock::time_point last_partial_{};
+  const Runner* runner_ = nullptr;
+  std::size_t rows_kept_ = 0;     // in the last document write_kept wrote
+  std::size_t rows_missing_ = 0;  // ... and the rows it lists as not measured
+  bool kept_written_ = false;
+  std::chrono::steady_clock::time_point last_kept_{};
   bool special_out_ = false;  // --benchmark_out is a device or a pipe: one plain write
   std::ostringstream file_buffer_;
   std::ostringstream null_;

@@ -127,8 +127,11 @@ void Runner::visit(const Slot& slot) {
     record.visit.fail(row.name + ": " + rank_prefix() + e.what());
   }
   set_current_row_bytes(0);
-  // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again.)
-  stop_reason_ = h_.world.first_message(fatal_note());
+  // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again; a
+  // signal asks the run to stop.) One rank's answer stops every rank after the same visit.
+  const std::string stop_request_here = stop_request();
+  stop_reason_ = h_.world.first_message(fatal_note().empty() ? stop_request_here : fatal_note());
+  interrupted_ = !stop_reason_.empty() && stop_reason_.rfind(kInterruptedPrefix, 0) == 0;
   h_.watchdog.disarm();
   record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (record.visit.measured() && messages_[slot.row] == 0)
@@ -147,6 +150,9 @@ void Runner::visit(const Slot& slot) {
     if (spec.bytes > kLargeRowBytes) warmed_large_.insert(spec.family);
   }
   done.push_back(std::move(record));
+  if (on_visit_)
+    on_visit_(next_ == schedule_.size() || schedule_[next_].round != slot.round ||
+              !stop_reason_.empty());
 }
 
 void Runner::run_until(std::size_t index, int repetition) {
@@ -156,6 +162,13 @@ void Runner::run_until(std::size_t index, int repetition) {
 
 void Runner::report(benchmark::State& state, std::size_t index) {
   const int repetition = calls_[index]++;
+  if (repetition >= plan_.repetitions) {  // a call the schedule has no visits for
+    const std::string error = "Google Benchmark called this row " + std::to_string(repetition + 1) +
+                              " times; xferbench planned " + std::to_string(plan_.repetitions) +
+                              " (one per repetition): not reported";
+    state.SkipWithError(error.c_str());
+    return;
+  }
   run_until(index, repetition);  // nothing more runs once the run has stopped
   // After a stop, a figure reports the visits it had (the file is marked incomplete); one that
   // had none is left out of the results.
@@ -165,6 +178,7 @@ void Runner::report(benchmark::State& state, std::size_t index) {
     return;
   }
   Figure figure = combine(visits, floor_pct_[index]);
+  figure.visits_planned = plan_.visits;
   if (!figure.error.empty()) {
     state.SkipWithError(figure.error.c_str());
     return;
@@ -175,6 +189,28 @@ void Runner::report(benchmark::State& state, std::size_t index) {
       h_.world, registry_.links().row_ceiling_gbps(spec.family, figure.directions, figure.pairs));
   figure.links = registry_.links().route_text(spec.family);
   report_figure(state, spec.bytes, figure);
+}
+
+std::vector<KeptFigure> Runner::kept(std::vector<std::string>* not_measured) const {
+  std::vector<KeptFigure> out;
+  for (std::size_t i = 0; i < selected_.size(); ++i) {
+    const RowSpec& spec = registry_.rows()[selected_[i]];
+    for (int repetition = 0; repetition < plan_.repetitions; ++repetition) {
+      const auto& visits = visits_[i][static_cast<std::size_t>(repetition)];
+      if (visits.empty()) {
+        if (not_measured)
+          not_measured->push_back(
+              spec.name +
+              (plan_.repetitions > 1 ? " (repetition " + std::to_string(repetition) + ")" : ""));
+        continue;
+      }
+      KeptFigure k{spec.family, spec.bytes, repetition, plan_.repetitions,
+                   combine(visits, floor_pct_[i])};
+      k.figure.visits_planned = plan_.visits;
+      out.push_back(std::move(k));
+    }
+  }
+  return out;
 }
 
 json::Value Runner::visits_json() const {

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <set>
@@ -57,6 +58,17 @@ class Runner {
   // go on (error.hpp: note_fatal), agreed after the visit in which it happened. The next call
   // of a row then throws FatalError on every rank instead of running.
   const std::string& stop_reason() const { return stop_reason_; }
+  // The run stopped because a rank was asked to (SIGINT, SIGTERM: error.hpp, stop_request).
+  bool interrupted() const { return interrupted_; }
+  // Every row and repetition with at least one visit so far, its figure from those visits, in
+  // the order rows are reported; `not_measured` gets the names of the rest.
+  std::vector<KeptFigure> kept(std::vector<std::string>* not_measured) const;
+  // The round of the last visit made (0-based; -1 before the first), of `rounds()`.
+  int round_reached() const { return next_ == 0 ? -1 : schedule_[next_ - 1].round; }
+  int rounds() const { return plan_.visits; }
+  // Called on every rank after each visit, with true when it ended a round: rank 0 keeps the
+  // result file current with it (reporter.hpp, keep_current).
+  void on_visit(std::function<void(bool)> call) { on_visit_ = std::move(call); }
   // context.xferbench.visits: every visit so far, by row name.
   json::Value visits_json() const;
 
@@ -87,6 +99,8 @@ class Runner {
   std::set<std::string> warmed_;  // families with a row measured in this process (any size)
   std::set<std::string> warmed_large_;  // ... with a row above kLargeRowBytes measured
   std::string stop_reason_;
+  bool interrupted_ = false;
+  std::function<void(bool)> on_visit_;
 };
 
 }  // namespace xfer

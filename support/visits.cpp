@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "links.hpp"
 
@@ -39,10 +40,51 @@ double within_ci95_pct(const std::vector<VisitRecord>& visits, double mean) {
   return std::sqrt(sum_sq) / with_spread / mean * 100;
 }
 
-std::string precision_label(double ci95_pct, bool time_limited) {
-  char text[64];
-  std::snprintf(text, sizeof text, ci95_pct < 1 ? "\u00b1%.2f%%" : "\u00b1%.1f%%", ci95_pct);
-  return std::string(text) + (time_limited ? " time-limited" : "");
+std::string precision_label(const Figure& f) {
+  char text[96];
+  std::snprintf(text, sizeof text, f.ci95_pct < 1 ? "\u00b1%.2f%%" : "\u00b1%.1f%%", f.ci95_pct);
+  std::string label = std::string(text) + (f.time_limited ? " time-limited" : "");
+  if (f.visits_planned > f.visits) {
+    std::snprintf(text, sizeof text, " %d of %d visits", f.visits, f.visits_planned);
+    label += text;
+  }
+  return label;
+}
+
+// The counters report_figure sets, in one place for Google Benchmark's rows and kept ones.
+std::vector<std::pair<std::string, double>> figure_counters(std::uint64_t bytes, const Figure& f) {
+  const double moved = static_cast<double>(bytes) * f.directions * f.pairs;
+  std::vector<std::pair<std::string, double>> out = {{"GB/s", moved / f.one_way_s / 1e9},
+                                                     {"latency_us", f.one_way_s * 1e6},
+                                                     {"batch", static_cast<double>(f.batch)},
+                                                     {"samples", static_cast<double>(f.samples)},
+                                                     {"median_us", f.median_s * 1e6},
+                                                     {"min_us", f.min_s * 1e6},
+                                                     {"max_us", f.max_s * 1e6},
+                                                     {"p90_us", f.p90_s * 1e6},
+                                                     {"p99_us", f.p99_s * 1e6},
+                                                     {"ci95_pct", f.ci95_pct},
+                                                     {"floor_pct", f.floor_pct},
+                                                     {"visits", f.visits},
+                                                     {"jobs", f.jobs},
+                                                     {"time_limited", f.time_limited ? 1 : 0}};
+  if (f.visits_planned > f.visits) out.emplace_back("visits_planned", f.visits_planned);
+  if (f.jobs > 1) {
+    out.emplace_back("ci95_rows", f.ci95_rows);
+    out.emplace_back("ci95_df", f.ci95_df);
+    out.emplace_back("between_sd_pct", f.between_sd_pct);
+  }
+  if (f.pairs > 1) {
+    const double pair_bytes = static_cast<double>(bytes) * f.directions;
+    out.emplace_back("pairs", f.pairs);
+    out.emplace_back("pair_gbps_min", pair_bytes / f.one_way_s / 1e9);
+    out.emplace_back("pair_gbps_max", pair_bytes / f.fastest_s / 1e9);
+  }
+  if (f.link_gbps > 0) {
+    out.emplace_back("link_gbps", f.link_gbps);
+    out.emplace_back("pct_of_link", moved / f.one_way_s / 1e9 / f.link_gbps * 100);
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,37 +152,35 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
   const double moved = static_cast<double>(bytes) * f.directions * f.pairs;
   state.SetBytesProcessed(
       static_cast<std::int64_t>(moved * static_cast<double>(state.iterations())));
-  const auto us = [](double s) { return benchmark::Counter(s * 1e6); };
-  state.counters["GB/s"] = benchmark::Counter(moved / f.one_way_s / 1e9);
-  state.counters["latency_us"] = us(f.one_way_s);
-  state.counters["batch"] = benchmark::Counter(static_cast<double>(f.batch));
-  state.counters["samples"] = benchmark::Counter(static_cast<double>(f.samples));
-  state.counters["median_us"] = us(f.median_s);
-  state.counters["min_us"] = us(f.min_s);
-  state.counters["max_us"] = us(f.max_s);
-  state.counters["p90_us"] = us(f.p90_s);
-  state.counters["p99_us"] = us(f.p99_s);
-  state.counters["ci95_pct"] = benchmark::Counter(f.ci95_pct);
-  state.counters["floor_pct"] = benchmark::Counter(f.floor_pct);
-  state.counters["visits"] = benchmark::Counter(f.visits);
-  state.counters["jobs"] = benchmark::Counter(f.jobs);
-  if (f.jobs > 1) {
-    state.counters["ci95_rows"] = benchmark::Counter(f.ci95_rows);
-    state.counters["ci95_df"] = benchmark::Counter(f.ci95_df);
-    state.counters["between_sd_pct"] = benchmark::Counter(f.between_sd_pct);
+  for (const auto& [name, value] : figure_counters(bytes, f))
+    state.counters[name] = benchmark::Counter(value);
+  state.SetLabel(precision_label(f));
+}
+
+json::Value kept_row_json(const KeptFigure& k) {
+  const std::string name = k.family + "/bytes:" + std::to_string(k.bytes) + "/manual_time";
+  json::Value row = json::Value::object();
+  row.set("name", name);
+  row.set("run_name", name);
+  row.set("run_type", "iteration");
+  row.set("repetitions", k.repetitions);
+  row.set("repetition_index", k.repetition);
+  row.set("threads", 1);
+  const Figure& f = k.figure;
+  if (!f.error.empty()) {
+    row.set("error_occurred", true);
+    row.set("error_message", f.error);
+    return row;
   }
-  state.counters["time_limited"] = benchmark::Counter(f.time_limited ? 1 : 0);
-  if (f.pairs > 1) {
-    const double pair_bytes = static_cast<double>(bytes) * f.directions;
-    state.counters["pairs"] = benchmark::Counter(f.pairs);
-    state.counters["pair_gbps_min"] = benchmark::Counter(pair_bytes / f.one_way_s / 1e9);
-    state.counters["pair_gbps_max"] = benchmark::Counter(pair_bytes / f.fastest_s / 1e9);
-  }
-  if (f.link_gbps > 0) {
-    state.counters["link_gbps"] = benchmark::Counter(f.link_gbps);
-    state.counters["pct_of_link"] = benchmark::Counter(moved_gbps / f.link_gbps * 100);
-  }
-  state.SetLabel(precision_label(f.ci95_pct, f.time_limited));
+  row.set("iterations", f.messages);
+  const benchmark::TimeUnit unit = benchmark::GetDefaultTimeUnit();  // as register_row's rows
+  row.set("real_time", f.one_way_s * benchmark::GetTimeUnitMultiplier(unit));
+  row.set("cpu_time", 0.0);  // Google Benchmark's is the report's own, next to nothing
+  row.set("time_unit", benchmark::GetTimeUnitString(unit));
+  row.set("bytes_per_second", static_cast<double>(k.bytes) * f.directions * f.pairs / f.one_way_s);
+  for (const auto& [counter, value] : figure_counters(k.bytes, f)) row.set(counter, value);
+  row.set("label", precision_label(f));
+  return row;
 }
 
 void register_row(const std::string& family, std::uint64_t bytes,
@@ -148,8 +188,7 @@ void register_row(const std::string& family, std::uint64_t bytes,
   benchmark::RegisterBenchmark(family.c_str(), std::move(report))
       ->Arg(static_cast<std::int64_t>(bytes))
       ->ArgName("bytes")
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+      ->UseManualTime();  // in the default unit: us, or --benchmark_time_unit (main.cpp)
 }
 
 json::Value visit_json(const VisitRecord& r) {

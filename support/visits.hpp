@@ -40,6 +40,7 @@ struct Figure {
   int directions = 1;
   int pairs = 1;
   int visits = 0;
+  int visits_planned = 0;  // set when the run stopped before all of them: `visits` of these
   int jobs = 1;
   bool time_limited = false;  // a visit stopped on its time share before --xfer_precision
   double ci95_pct = 0;        // stated uncertainty of one_way_s, floor included
@@ -76,6 +77,21 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 // row above 100% of its link_gbps fails instead: that is an error in the measurement or in the
 // peak, not a result.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
+
+// A row's figure for one repetition from the visits it had when the run stopped (or so far,
+// while it runs), for the result file a run cut short leaves.
+struct KeptFigure {
+  std::string family;
+  std::uint64_t bytes = 0;
+  int repetition = 0;
+  int repetitions = 1;
+  Figure figure;  // figure.visits < figure.visits_planned: cut short
+};
+
+// The row as Google Benchmark's JSON reporter writes one (name, run_name, run_type, iterations,
+// real_time in the run's time unit, bytes_per_second, the counters of report_figure, label;
+// error_occurred and error_message for a failed one), so --xfer_merge and the tools read it.
+json::Value kept_row_json(const KeptFigure& kept);
 
 // A visit as context.xferbench.visits keeps it.
 json::Value visit_json(const VisitRecord& record);

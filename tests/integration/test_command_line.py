@@ -175,10 +175,13 @@ class BadInput(unittest.TestCase):
                     QUICK + ["--benchmark_filter=" + value], "--benchmark_filter=", meant, why
                 )
 
-    def test_filter_for_a_path_skipped_here_is_not(self):
+    def test_filter_for_a_path_skipped_here_is_not_but_measures_nothing(self):
+        # Not a typo (exit 2), but a run that measured nothing must not pass (exit 1).
         proc = launch(0, QUICK + ["--benchmark_filter=mpi_host"], timeout=120)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("skipped mpi_host: needs 2 ranks", proc.stderr)
+        self.assertIn("xferbench: nothing was measured: ", proc.stderr)
+        self.assertNotIn("matches no benchmark", proc.stderr)
 
     def test_required_path_filtered_out_fails(self):
         proc = launch(
@@ -277,6 +280,27 @@ class Colour(unittest.TestCase):
                     self.assertEqual(status, 0, output)
                     self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", output)
                     self.assertEqual(COLOR in output, coloured, output)
+class MeasuredNothing(unittest.TestCase):
+    """A run asked to measure that measured nothing fails (exit 1) with a line saying so; what
+    is not a run (--help, --version, --benchmark_list_tests, --xfer_merge) keeps its status."""
+
+    def test_without_the_launcher_a_run_fails_saying_nothing_was_measured(self):
+        proc = launch(0, QUICK, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(
+            "xferbench: nothing was measured: no path can run here with one rank (launch 2 or "
+            "more: mpirun -np 2)",
+            proc.stderr,
+        )
+
+    def test_listing_the_rows_measures_nothing_and_succeeds(self):
+        for ranks, args in ((0, []), (2, ["--benchmark_filter=mpi_host/mode:pingpong"])):
+            with self.subTest(ranks=ranks):
+                proc = launch(ranks, QUICK + args + ["--benchmark_list_tests=true"], timeout=120)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertNotIn("nothing was measured", proc.stderr)
+                if ranks:
+                    self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", proc.stdout)
 
 
 class HelpAndVersion(unittest.TestCase):

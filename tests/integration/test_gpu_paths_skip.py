@@ -2,7 +2,8 @@
 
 mpi_staged, mpi_cuda_aware and nccl_sendrecv cannot run without a GPU (or in a build without
 CUDA/NCCL). A user must see why, on the console and in the JSON (context.xferbench.skipped),
-and the run must still succeed; --xfer_require turns the skip into a failure. What MPI says
+and the run must still succeed when another path ran; a run that selected only paths skipped
+here measured nothing and exits 1. --xfer_require turns the skip into a failure. What MPI says
 about CUDA-awareness is recorded even so. On a machine with a GPU these tests skip themselves
 (tests/gpu covers it).
 """
@@ -101,11 +102,28 @@ class Flags(unittest.TestCase):
                 self.assertIn(words, mpi["cuda_aware_source"])
                 self.assertIn("the library says", mpi["cuda_aware_source"])
 
+    def test_selecting_only_gpu_paths_measures_nothing_and_fails_saying_why(self):
+        # A CI job that meant to measure the GPU paths on a machine without one must not pass.
+        proc, doc = launch_json(2, QUICK + ["--benchmark_filter=mpi_staged|nccl_sendrecv"])
+        if doc is not None and rows(doc):
+            self.skipTest("a GPU path runs here: this machine has a GPU")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("skipped mpi_staged: ", proc.stderr)
+        self.assertIn(
+            "xferbench: nothing was measured: --benchmark_filter=mpi_staged|nccl_sendrecv "
+            "selects only paths skipped here",
+            proc.stderr,
+        )
+        self.assertEqual(rows(doc), [])  # the file still says why (context.xferbench.skipped)
+        self.assertIn("mpi_staged", skipped(doc))
+
 
 class OtherWorldSizes(unittest.TestCase):
     def test_one_rank_skips_each_path_with_its_reason(self):
         proc, doc = launch_json(0, QUICK)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # Every path skipped: the reasons are there, and the run fails for measuring nothing.
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("xferbench: nothing was measured: no path can run here", proc.stderr)
         reasons = skipped(doc)
         for path in GPU_PATHS:
             with self.subTest(path=path):

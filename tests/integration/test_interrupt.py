@@ -1,4 +1,9 @@
-"""A run cut short keeps what it measured; two runs writing one file leave one whole document."""
+"""A run cut short keeps what it measured; two runs writing one file leave one whole document.
+
+A run's visits come in rounds, so a row is finished only in the last round: an interrupted run
+keeps every row with at least one visit, from the visits it had (FirstRound interrupts before
+any row is finished). tools/run stops when asked and merges what its jobs kept (ToolsRun).
+"""
 
 import json
 import os
@@ -11,12 +16,19 @@ import unittest
 
 from xfer_testlib import MPIRUN, XFERBENCH, launch, rows
 
+INTERRUPTED = 130  # the one exit status of a run stopped by SIGINT or SIGTERM (RELIABILITY.md)
+
 # Rows that take a while together (the large ones), so a signal lands in the middle of the run.
 LONG = [
     "--xfer_sizes=8,64K,1M,16M,64M,256M,256M:1GiB:x2",
     "--xfer_precision=0.01",
     "--xfer_max_time=1",
 ]
+
+
+SOURCE = os.environ.get(
+    "XFER_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+)
 
 
 def environment():
@@ -26,16 +38,33 @@ def environment():
     return env
 
 
-def start(out, extra=()):
-    command = MPIRUN + ["2", XFERBENCH] + LONG + ["--benchmark_out=" + out] + list(extra)
+# Three visits a row, each up to a second: round one lasts several seconds, and no row is
+# finished before round three.
+ROUNDS = [
+    "--benchmark_filter=mpi_host/mode:pingpong",
+    "--xfer_sizes=8,1K,64K,1M,4M,16M",
+    "--xfer_precision=0.01",
+    "--xfer_max_time=3",
+    "--xfer_visits=3",
+]
+
+
+def popen(command, env=None):
+    """Starts `command` in a session of its own (so that it can be signalled as a group)."""
     return subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         errors="replace",
-        env=environment(),
+        env=env or environment(),
         start_new_session=True,
+    )
+
+
+def start(out, extra=(), settings=LONG):
+    return popen(
+        MPIRUN + ["2", XFERBENCH] + list(settings) + ["--benchmark_out=" + out] + list(extra)
     )
 
 
@@ -49,10 +78,27 @@ def wait_for_rows(path, proc, timeout=120):
     raise AssertionError("no rows were written while the run was going")
 
 
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def descends_from(pid, ancestor):
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        pid = parent_of(pid)
+    return False
+
+
 def rank_zero_pid(launcher_pid):
-    """The pid of the process the launcher started as rank 0."""
+    """The pid of the process this launcher started as rank 0 (never another run's: the
+    machine may run other xferbench jobs at the same time)."""
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or not descends_from(int(entry), launcher_pid):
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
@@ -66,13 +112,27 @@ def rank_zero_pid(launcher_pid):
     return None
 
 
+def finish(proc, timeout=120):
+    """Waits for an interrupted run; returns (stdout, stderr) (kills it if it does not end)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def stop(proc):
+    return finish(proc)[1]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.loads(f.read(), parse_constant=lambda c: float("nan"))
+
+
 class Interrupted(unittest.TestCase):
     def check_partial(self, proc, out, tmp):
-        try:
-            _, stderr = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stderr = stop(proc)
         self.assertNotEqual(proc.returncode, 0, stderr)
         with open(out, encoding="utf-8") as f:
             document = json.load(f)
@@ -81,7 +141,7 @@ class Interrupted(unittest.TestCase):
         self.assertLess(len(got), 9)  # it did not finish
         incomplete = document["context"]["xferbench"]["incomplete"]
         self.assertEqual(incomplete["rows"], len(got))
-        self.assertIn("did not finish", incomplete["reason"])
+        self.assertTrue(incomplete["reason"])
         self.assertEqual(sorted(os.listdir(tmp)), ["run.json"])  # no temporary file left
         return stderr
 
@@ -103,6 +163,7 @@ class Interrupted(unittest.TestCase):
             os.kill(pid, signal.SIGINT)
             stderr = self.check_partial(proc, out, tmp)
             self.assertIn("measured so far are in " + out, stderr)
+            self.assertEqual(proc.returncode, INTERRUPTED, stderr)
 
     def test_a_finished_run_is_complete(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -115,6 +176,140 @@ class Interrupted(unittest.TestCase):
                 document = json.load(f)
             self.assertIsNone(document["context"]["xferbench"]["incomplete"])
             self.assertEqual(len(rows(document)), 2)
+
+
+class FirstRound(unittest.TestCase):
+    """Interrupted in round one of three: no row is finished, every visited row is kept."""
+
+    def assert_kept_from_one_visit(self, document):
+        got = rows(document)
+        self.assertGreaterEqual(len(got), 1)
+        incomplete = document["context"]["xferbench"]["incomplete"]
+        self.assertEqual((incomplete["round"], incomplete["rounds"]), (1, 3), incomplete)
+        self.assertEqual(incomplete["rows"], len(got))
+        # Every planned row is either kept or listed as not measured.
+        names = {r["name"].replace("/manual_time", "") for r in got}
+        self.assertEqual(len(names) + len(incomplete["not_measured"]), 6, incomplete)
+        self.assertFalse(names & set(incomplete["not_measured"]))
+        for row in got:
+            self.assertEqual((row["visits"], row["visits_planned"]), (1, 3), row)
+            self.assertIn("1 of 3 visits", row["label"])
+            self.assertGreater(row["latency_us"], 0)
+            # One visit's interval: its own samples' and the floor, never below the floor.
+            self.assertGreaterEqual(row["ci95_pct"], row["floor_pct"])
+        return got
+
+    def test_sigint_to_rank_0_keeps_every_visited_row_and_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            proc = start(out, settings=ROUNDS)
+            wait_for_rows(out, proc)  # the first visit is kept at once
+            pid = rank_zero_pid(proc.pid)
+            self.assertIsNotNone(pid, "rank 0 not found")
+            os.kill(pid, signal.SIGINT)
+            stderr = stop(proc)
+            self.assertEqual(proc.returncode, INTERRUPTED, stderr)
+            document = load(out)
+            got = self.assert_kept_from_one_visit(document)
+            reason = document["context"]["xferbench"]["incomplete"]["reason"]
+            self.assertEqual(reason, "interrupted by SIGINT on rank 0")
+            self.assertIn(
+                "xferbench: the run stopped before its last row, in round 1 of 3: "
+                "interrupted by SIGINT on rank 0",
+                stderr,
+            )
+            missing = len(document["context"]["xferbench"]["incomplete"]["not_measured"])
+            self.assertIn(
+                f"xferbench: the run did not finish; the {len(got)} row(s) measured so far are "
+                f"in {out} (each from the visits it had: counter visits of visits_planned); "
+                f"{missing} row(s) not measured",
+                stderr,
+            )
+            self.assertEqual(sorted(os.listdir(tmp)), ["run.json"])
+
+    def test_sigterm_to_the_launcher_in_round_one_keeps_the_visited_rows(self):
+        # Open MPI's mpirun passes SIGTERM on to the ranks; its own exit status is its own.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            proc = start(out, settings=ROUNDS)
+            wait_for_rows(out, proc)
+            os.kill(proc.pid, signal.SIGTERM)
+            stderr = stop(proc)
+            self.assertNotEqual(proc.returncode, 0, stderr)
+            self.assert_kept_from_one_visit(load(out))
+
+    def test_rank_0_killed_outright_leaves_the_last_rewrite(self):
+        # SIGKILL cannot be caught: what survives is the file rank 0 keeps current (every
+        # round, at most every 2 s), here from round one.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            proc = start(out, settings=ROUNDS)
+            wait_for_rows(out, proc)
+            time.sleep(2.5)  # a rewrite later
+            pid = rank_zero_pid(proc.pid)
+            self.assertIsNotNone(pid, "rank 0 not found")
+            os.kill(pid, signal.SIGKILL)
+            stderr = stop(proc)
+            self.assertNotEqual(proc.returncode, 0, stderr)
+            document = load(out)
+            incomplete = document["context"]["xferbench"]["incomplete"]
+            self.assertIn("did not finish", incomplete["reason"])
+            self.assertGreaterEqual(len(rows(document)), 2, incomplete)
+            self.assertEqual(incomplete["rows"], len(rows(document)))
+
+
+def tools_run(out, extra=()):
+    """tools/run with 3 jobs of a sweep long enough to interrupt, in a session of its own."""
+    env = environment()
+    env.update(XFER_NO_INSTALL="1", XFER_BUILD=os.path.dirname(XFERBENCH), RANKS="2")
+    command = [os.path.join(SOURCE, "tools", "run"), "--benchmark_out=" + out]
+    command += ["--benchmark_filter=mpi_host/mode:pingpong", "--xfer_sizes=8,1K,64K,1M,4M,16M"]
+    command += ["--xfer_precision=0.01", "--xfer_max_time=6"] + list(extra)
+    return popen(command, env)
+
+
+class ToolsRun(unittest.TestCase):
+    """Ctrl-C (SIGINT to tools/run's process group) ends the job under way, starts no other,
+    and merges what the jobs kept into the result, marked incomplete; exit 130."""
+
+    def interrupt_when(self, path, delay=0.0):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            proc = tools_run(out)
+            wait_for_rows(os.path.join(tmp, "run.jobs", path), proc, timeout=180)
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+            stdout, stderr = finish(proc)
+            self.assertEqual(proc.returncode, INTERRUPTED, stderr[-3000:])
+            jobs = sorted(os.listdir(os.path.join(tmp, "run.jobs")))
+            return load(out), stdout, stderr, jobs, out
+
+    def test_ctrl_c_in_the_first_round_of_the_first_job_keeps_its_visits(self):
+        document, stdout, _, jobs, out = self.interrupt_when("job-1.json")
+        self.assertEqual(jobs, ["job-1.json", "job-1.log"])  # no other job started
+        incomplete = document["context"]["xferbench"]["incomplete"]
+        self.assertIn(
+            "job 1 (job-1.json) stopped early: interrupted by SIGTERM", incomplete["reason"]
+        )
+        self.assertIn("1 of 3 planned jobs", incomplete["reason"])
+        self.assertGreaterEqual(len(rows(document)), 1)
+        for row in rows(document):
+            self.assertEqual((row["visits"], row["visits_planned"]), (1, 3), row)
+        self.assertIn(
+            f"xferbench: the run stopped early (exit 130); what 1 of 3 jobs measured is in {out}",
+            stdout,
+        )
+
+    def test_ctrl_c_between_jobs_merges_the_finished_ones(self):
+        # Job 2 has begun (its log exists) but kept nothing yet, or a visit: either way job 3
+        # never starts and job 1's rows are all in the result.
+        document, stdout, stderr, jobs, out = self.interrupt_when("job-2.log")
+        self.assertNotIn("job-3.log", jobs)
+        self.assertIn("xferbench: job 1 of 3: exit 0", stderr)
+        incomplete = document["context"]["xferbench"]["incomplete"]
+        self.assertEqual(incomplete["jobs_planned"], 3)
+        self.assertEqual(len(rows(document)), 6)  # job 1 measured every row
+        self.assertIn("of 3 jobs measured is in " + out, stdout)
 
 
 class SpecialFiles(unittest.TestCase):

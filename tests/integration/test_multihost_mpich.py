@@ -15,15 +15,16 @@ import unittest
 
 from mpich_build import build, mpich_env
 from testbed import AGENT, Testbed
-from xfer_testlib import assert_cut_short, failed, rows
+from xfer_testlib import assert_cut_short, assert_kept_from_round_one, failed, rows
 
 QUICK = ["--xfer_sizes=8,64K", "--xfer_max_time=0.02", "--benchmark_color=false"]
 LONG = [
     "--xfer_sizes=8B:4KiB:x2",
     "--xfer_precision=0.001",
-    "--xfer_max_time=0.3",
+    "--xfer_max_time=0.9",
+    "--xfer_visits=3",
     "--benchmark_color=false",
-]  # rows of 0.3 s each: still running at the fault
+]  # visits of 0.3 s each, 3 a row: in the first round at the fault
 TIMEOUT = 120
 FAULT_BOUND = 30  # seconds from the fault to the end of mpiexec; past that it is a hang
 UCX_OVER_TCP = {"UCX_TLS": "self,tcp"}
@@ -91,7 +92,9 @@ class AcrossTwoHosts(unittest.TestCase):
             mpich_env(UCX_OVER_TCP),
         )
         self.assertNotEqual(status, 0, said)
+        # Killed outright: the file is rank 0's last rewrite, from round one.
         assert_cut_short(self, document)
+        assert_kept_from_round_one(self, document)
         # Hydra names the host; it ends every rank with SIGKILL, so xferbench says nothing.
         self.assertIn("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", said)
         self.assertRegex(said, r"PID \d+ RUNNING AT nodeB\n=   EXIT CODE: 9")

@@ -16,7 +16,15 @@ import tempfile
 import unittest
 
 from testbed import AGENT, OPENMPI_MCA, SUBNET, Testbed, unavailable
-from xfer_testlib import MPIRUN, OPENMPI_AS_ROOT, XFERBENCH, assert_cut_short, failed, rows
+from xfer_testlib import (
+    MPIRUN,
+    OPENMPI_AS_ROOT,
+    XFERBENCH,
+    assert_cut_short,
+    assert_kept_from_round_one,
+    failed,
+    rows,
+)
 
 QUICK = [
     "--benchmark_filter=mpi_host",
@@ -24,13 +32,15 @@ QUICK = [
     "--xfer_max_time=0.02",
     "--benchmark_color=false",
 ]
-# Rows of a fixed 0.3 s each (a precision no row reaches), so the run is still going at the fault.
+# Visits of a fixed 0.3 s each (a precision no row reaches), 3 a row, so the run is in its first
+# round at the fault (which comes once the first visit is in the result file).
 LONG = [
     "--benchmark_filter=mpi_host",
     "--xfer_pairs=halves",
     "--xfer_sizes=8B:4KiB:x2",
     "--xfer_precision=0.001",
-    "--xfer_max_time=0.3",
+    "--xfer_max_time=0.9",
+    "--xfer_visits=3",
     "--benchmark_color=false",
 ]
 TIMEOUT = 120  # a launch takes a few seconds; a hang fails the test instead of stalling CI
@@ -199,6 +209,7 @@ class HostFailures(OnTestbed):
         )
         self.assertNotEqual(status, 0, said)
         assert_cut_short(self, document, said, out)
+        assert_kept_from_round_one(self, document)
         return said
 
     def test_the_processes_of_one_host_killed(self):

@@ -14,16 +14,17 @@ import unittest
 
 from slurm_cluster import SlurmClusterOnTestbed, other_ranks_lines
 from testbed import OPENMPI_MCA, Testbed
-from xfer_testlib import XFERBENCH, assert_cut_short, failed, rows
+from xfer_testlib import XFERBENCH, assert_cut_short, assert_kept_from_round_one, failed, rows
 
 SRUN = ["--mpi=pmix", "--nodes=2", "--ntasks=2", "--label", "--kill-on-bad-exit=1", "--time=1"]
 QUICK = ["--xfer_sizes=8,64K", "--xfer_max_time=0.02", "--benchmark_color=false"]
 LONG = [
     "--xfer_sizes=8B:4KiB:x2",
     "--xfer_precision=0.001",
-    "--xfer_max_time=0.3",
+    "--xfer_max_time=0.9",
+    "--xfer_visits=3",
     "--benchmark_color=false",
-]  # rows of 0.3 s each: still running at the fault
+]  # visits of 0.3 s each, 3 a row: in the first round at the fault
 OPENMPI_ENV = {"OMPI_MCA_" + key: value for key, value in OPENMPI_MCA.items()}
 XFER_TIMEOUT = 5
 # The watchdog's limit and grace, then Slurm's: srun waits KillWait + 2 s for the step to end, or
@@ -92,6 +93,7 @@ class TwoNodesUnderSrun(unittest.TestCase):
             raise AssertionError(f"{error}\n{self.cluster.logs()}") from None
         self.assertNotEqual(status, 0, said)
         assert_cut_short(self, document, said, out, prefix="0: ")
+        assert_kept_from_round_one(self, document)
         return said
 
     def test_the_link_of_one_node_down(self):

@@ -399,9 +399,63 @@ class Merge(unittest.TestCase):
                 f"--xfer_merge: {different}: not made by",
                 "with the same settings as " + files[0],
             )
-            # One file is not a merge; the same job twice is not two jobs.
-            self.assert_refused([files[0]], "--xfer_merge=", "expected FILE,FILE")
+            # A whole run's file alone is not a merge; the same job twice is not two jobs.
+            whole = os.path.join(tmp, "whole.json")
+            proc = launch(2, QUICK + ["--benchmark_out=" + whole])
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assert_refused([whole], "--xfer_merge=", "expected FILE,FILE")
             self.assert_refused([files[0], files[0]], f"{files[0]}: the same run as an earlier")
+
+    def test_jobs_cut_short_merge_into_a_result_marked_incomplete(self):
+        # A run stopped early (tools/run: a signal between or during jobs) keeps what its jobs
+        # measured: fewer files than planned jobs, or a job's file marked incomplete.
+        with tempfile.TemporaryDirectory() as tmp:
+            files = self.run_jobs(tmp, 2)
+            out = os.path.join(tmp, "merged.json")
+            proc = self.merge(files[:1], out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("the merged result is incomplete", proc.stderr)
+            with open(out, encoding="utf-8") as f:
+                merged = strict_json(f.read())
+            incomplete = merged["context"]["xferbench"]["incomplete"]
+            self.assertEqual((incomplete["jobs"], incomplete["jobs_planned"]), (1, 2))
+            self.assertIn("1 of 2 planned jobs", incomplete["reason"])
+            self.assertEqual(len(rows(merged)), 3)
+            for row in rows(merged):
+                self.assertEqual((row["visits"], row["visits_planned"]), (3, 6), row)
+            # A job cut short (its rows but the first taken out, marked as the runner marks it)
+            # merges with a whole one: every row is kept, each from the jobs that measured it.
+            with open(files[0], encoding="utf-8") as f:
+                whole = json.load(f)
+            with open(files[1], encoding="utf-8") as f:
+                cut = json.load(f)
+            kept = rows(cut)[:1]
+            cut["benchmarks"] = kept
+            cut["context"]["xferbench"]["incomplete"] = {
+                "reason": "interrupted by SIGINT on rank 0",
+                "round": 1,
+                "rounds": 3,
+                "rows": 1,
+                "not_measured": [short_name(r) for r in rows(whole)[1:]],
+            }
+            cut_path = os.path.join(tmp, "cut.json")
+            with open(cut_path, "w", encoding="utf-8") as f:
+                json.dump(cut, f)
+            merged, _ = self.merged_and_jobs(tmp, [files[0], cut_path])
+            incomplete = merged["context"]["xferbench"]["incomplete"]
+            self.assertIn(
+                "job 2 (cut.json) stopped early: interrupted by SIGINT", incomplete["reason"]
+            )
+            self.assertEqual(incomplete["not_measured"], [])  # job 1 measured them
+            jobs = {short_name(r): r["jobs"] for r in rows(merged)}
+            self.assertEqual(sorted(jobs.values()), [1, 1, 2], jobs)
+            # Still refused: a file of other settings, even cut short.
+            different = os.path.join(tmp, "different.json")
+            proc = launch(
+                2, QUICK + ["--xfer_jobs=2", "--xfer_sizes=8,4K", "--benchmark_out=" + different]
+            )
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assert_refused([cut_path, different], f"--xfer_merge: {different}: not made by")
 
     def test_a_merge_under_the_launcher_prints_once(self):
         with tempfile.TemporaryDirectory() as tmp:

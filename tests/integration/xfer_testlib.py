@@ -75,6 +75,16 @@ def assert_cut_short(test, document, output=None, out=None, prefix=""):
         )
 
 
+def assert_kept_from_round_one(test, document, visits=3):
+    """A run of `visits` visits a row, broken in its first round (before any row was finished),
+    kept each row visited once, saying so, and listed the rest as not measured."""
+    incomplete = document["context"]["xferbench"]["incomplete"]
+    test.assertEqual((incomplete["round"], incomplete["rounds"]), (1, visits), incomplete)
+    test.assertTrue(incomplete["not_measured"], incomplete)
+    for row in rows(document):
+        test.assertEqual((row["visits"], row["visits_planned"]), (1, visits), row)
+
+
 def programs(names, packages, unavailable, path=None):
     """{name: path} of the programs `names` (looked up in `path`, default PATH), or raises
     unavailable() naming those missing and the Debian `packages` that have them."""
