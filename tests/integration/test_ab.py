@@ -1,6 +1,8 @@
 """tools/ab on the CPU machine: two sides of one build in alternating jobs (ABBA), one of them
 with a planted slowdown (--xfer_test_slowdown through its environment fallback), judged as
-tools/compare.py judges jobs. Short on purpose: three sizes of mpi_host, six jobs a side."""
+tools/compare.py judges jobs. Short on purpose: three sizes of mpi_host, a few jobs a side (eight
+where a 10% change must be found: the smallest change six could find on an idle 2-core machine
+is close to 10%)."""
 
 import json
 import os
@@ -15,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 AB = os.path.join(ROOT, "tools", "ab")
 BUILD = os.path.dirname(os.path.abspath(XFERBENCH))
 FAMILY = "mpi_host/mode:pingpong"
-ROWS = ["--benchmark_filter=mpi_host/mode:pingpong", "--xfer_sizes=64KiB:1MiB:x4"]
+ROWS = ["--benchmark_filter=mpi_host/mode:pingpong", "--xfer_sizes=256KiB:4MiB:x4"]
 
 
 class AbCase(unittest.TestCase):
@@ -65,9 +67,18 @@ class AbJudgementTest(AbCase):
             check=False,
         )
         self.assertEqual(compared.returncode, 0, compared.stdout + compared.stderr)
+        picture = os.path.join(self.dir, "ab.png")
+        plotted = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "tools", "plot.py"), self.out, "-o", picture],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        self.assertEqual(plotted.returncode, 0, plotted.stderr)
+        self.assertGreater(os.path.getsize(picture), 0)
 
     def test_planted_slowdown_on_one_side_is_found(self):
-        result = self.ab("--jobs", "6", "--b-env", "XFER_TEST_SLOWDOWN=mpi_host:10", *ROWS)
+        result = self.ab("--jobs", "8", "--b-env", "XFER_TEST_SLOWDOWN=mpi_host:10", *ROWS)
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertIn(f"(families: 1 of 1 moved: {FAMILY} slower +", result.stdout)
         self.assertIn("- env XFER_TEST_SLOWDOWN: A None, B 'mpi_host:10'", result.stdout)
