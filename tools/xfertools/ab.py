@@ -255,8 +255,9 @@ def plan_jobs(budget, pilot_jobs, pilot_wall, pilot_visits):
     """Jobs per side that fit budget seconds: a job costs its start-up and set-up (its wall
     less its visits) plus its share of the rows' time, and the shares of a side's jobs add up
     to one whole run's, whatever their number (Kalibera and Jones: spend on the level that
-    varies, here processes)."""
-    overhead = max(pilot_wall - pilot_visits, 0.1)
+    varies, here processes). A job's start-up varies with the machine's load: a quarter more
+    is allowed for it."""
+    overhead = 1.25 * max(pilot_wall - pilot_visits, 0.1)
     measuring = pilot_visits * pilot_jobs  # one side's visits, all jobs together
     jobs = int((budget - 2 * measuring) / (2 * overhead))
     return max(2, min(MAX_JOBS, jobs))
