@@ -216,7 +216,9 @@ def _family_tests(model, candidates):
         else:
             sds = np.array([c.sd for c in members])
             weights = noise.row_weights(sds)
-            sd = float(np.sqrt(np.sum(weights**2 * sds**2)) / np.sum(weights))
+            # A family's rows move together between processes: the part of their stated
+            # spread that is the run-to-run floor does not average out over them.
+            sd = float(np.sum(weights * sds) / np.sum(weights))
             df = math.inf
         out[name] = (noise.weighted_shift(deviations, weights), sd, df, family_noise.runs)
     return out
