@@ -146,6 +146,13 @@ def main(argv=None):
     except InputError as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2
+    except ImportError as error:  # xferbench results are judged with numpy and scipy
+        print(
+            f"{PROG}: error: judging xferbench results needs numpy and scipy ({error.name} is "
+            f"missing under {sys.executable}): apt-get install python3-numpy python3-scipy",
+            file=sys.stderr,
+        )
+        return 2
     sys.stdout.write(render.RENDERERS[args.format](result))
     return result["exit_status"]
 
