@@ -212,7 +212,9 @@ class Sitting:
         """Run one job of side; its result file. Exits 2 where xferbench refused."""
         file = os.path.join(self.directory, f"{name}.json")
         log = os.path.join(self.directory, f"{name}.log")
-        env = dict(os.environ, XFER_BUILD=side.build, **side.env)
+        env = dict(os.environ)
+        env.update(side.env)
+        env["XFER_BUILD"] = side.build
         if side.launcher:
             env["MPIRUN"] = side.launcher
         command = ["bash", "-c", 'source "$0" && xfer_job "$@"', self.setup, str(jobs), file, log]
