@@ -171,15 +171,22 @@ def classify_change(change, higher_is_better, verdict, threshold, uncertainty=No
     return "slower" if worse else "faster"
 
 
-def judge(name, base, new, options):
-    metric = METRICS[options.metric]
-    basis, base_values, new_values = judged_values(base, new, metric.name)
+def median_change(name, base, new, metric):
+    """(basis, change of the medians, base values, new values); InputError where the ratio of
+    the medians is no finite number."""
+    basis, base_values, new_values = judged_values(base, new, metric)
     change = stats.median(new_values) / stats.median(base_values) - 1
     if not (math.isfinite(change) and change > -1):
         raise files.InputError(
             f"{name}: base and new {basis} are too far apart to compare (medians "
             f"{stats.median(base_values):g} and {stats.median(new_values):g})"
         )
+    return basis, change, base_values, new_values
+
+
+def judge(name, base, new, options):
+    metric = METRICS[options.metric]
+    basis, change, base_values, new_values = median_change(name, base, new, metric.name)
     verdict, test = significance(base_values, new_values, options.alpha)
     # Only single runs (no U test possible) have a single_ci95 on both sides.
     uncertainty = stats.combined_uncertainty(single_ci95(base), single_ci95(new))
@@ -265,6 +272,11 @@ def family_judgement(base, new, wanted, mode, options):
 VERDICT_STATUS = {"regression": "slower", "improvement": "faster", "no change": "same"}
 
 
+def finite(value):
+    """value where it is a finite number, else None: the report is strict JSON."""
+    return value if isinstance(value, float) and math.isfinite(value) else None
+
+
 def judged_fields(judged, family_test, mode, metric):
     """A report row's judgement from a decide.RowJudgement of a row both sides ran (and its
     family's decide.Shift): the 95% interval is that of its whole change. The judgement is on
@@ -281,14 +293,16 @@ def judged_fields(judged, family_test, mode, metric):
         "status": VERDICT_STATUS[judged.verdict],
         "judged_by": mode,
         "judged_on": "1/real_time" if metric == "bandwidth" else "real_time",
-        "change": 1 / (1 + judged.change_pct / 100) - 1
-        if metric == "bandwidth"
-        else judged.change_pct / 100,
-        "p_value": judged.test.p_value,
+        "change": finite(
+            1 / (1 + judged.change_pct / 100) - 1
+            if metric == "bandwidth"
+            else judged.change_pct / 100
+        ),
+        "p_value": finite(judged.test.p_value),
         "significance": "significant" if judged.verdict != decide.NO_CHANGE else None,
-        "uncertainty_percent": interval,
+        "uncertainty_percent": finite(interval),
         "relative_to": judged.relative_to,
-        "detectable_percent": judged.test.detectable_pct,
+        "detectable_percent": finite(judged.test.detectable_pct),
     }
 
 
@@ -307,11 +321,11 @@ def family_rows(judgement):
                 if f.status == decide.JUDGED
                 else f.status,
                 "rows": f.rows_judged,
-                "change_percent": test.shift_pct if test else None,
-                "ci95_percent": replicates.interval_pct(test) if test else None,
-                "noise_percent": test.noise_pct if test else None,
-                "detectable_percent": test.detectable_pct if test else None,
-                "p_value": test.p_value if test else None,
+                "change_percent": finite(test.shift_pct) if test else None,
+                "ci95_percent": finite(replicates.interval_pct(test)) if test else None,
+                "noise_percent": finite(test.noise_pct) if test else None,
+                "detectable_percent": finite(test.detectable_pct) if test else None,
+                "p_value": finite(test.p_value) if test else None,
                 "df": test.df if test and math.isfinite(test.df) else None,
             }
         )
@@ -382,8 +396,7 @@ def compare_row(name, base, new, options, judged=None, mode=REPETITIONS, family_
     elif mode == REPETITIONS:
         row.update(judge(name, base, new, options))
     else:
-        basis, base_values, new_values = judged_values(base, new, options.metric)
-        row["change"] = stats.median(new_values) / stats.median(base_values) - 1
+        row["change"] = median_change(name, base, new, options.metric)[1]
         row.update(judged_fields(judged, family_test, mode, options.metric))
     return row
 
@@ -604,23 +617,28 @@ def build_report(base, new, options, identity=machines.machine_identity):
     mode = judging_mode(base, new)
     options = resolved(options, mode)
     judgement, families_judged, judged, family_tests = None, [], {}, {}
-    if mode != REPETITIONS:
-        judgement = family_judgement(base, new, set(wanted), mode, options)
-        families_judged = family_rows(judgement)
-        judged = {r.row: r for r in judgement.rows}
-        family_tests = {f.family: f.test for f in judgement.families}
-    report_rows = [
-        compare_row(
-            n,
-            base.series.get(n),
-            new.series.get(n),
-            options,
-            judged.get(n),
-            mode,
-            family_tests.get(judged[n].family) if n in judged else None,
-        )
-        for n in wanted
-    ]
+    try:
+        if mode != REPETITIONS:
+            judgement = family_judgement(base, new, set(wanted), mode, options)
+            families_judged = family_rows(judgement)
+            judged = {r.row: r for r in judgement.rows}
+            family_tests = {f.family: f.test for f in judgement.families}
+        report_rows = [
+            compare_row(
+                n,
+                base.series.get(n),
+                new.series.get(n),
+                options,
+                judged.get(n),
+                mode,
+                family_tests.get(judged[n].family) if n in judged else None,
+            )
+            for n in wanted
+        ]
+    except (OverflowError, ZeroDivisionError):
+        raise files.InputError(
+            "base and new times are too far apart to compare (a ratio beyond floating point)"
+        ) from None
     if mode == JOBS:
         for row in report_rows:
             for label, side in (("base", base), ("new", new)):
