@@ -215,6 +215,8 @@ def judge(name, base, new, options):
 
 
 # ------------------------------------------------------------------ xferbench results
+# decide and replicates need numpy and scipy: imported where used, so that plain Google
+# Benchmark files are compared with the standard library alone.
 
 
 def judging_mode(base, new):
