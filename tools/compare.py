@@ -3,13 +3,16 @@
 
     compare.py BASE NEW
     compare.py --base A.json [B.json ...] --new C.json [D.json ...]
+    compare.py AB.json            (the document tools/ab wrote: its side A against side B)
 
 Rows are matched by name (a ping-pong row named before exchange modes matches its mode:pingpong
-name), repetitions are pooled per side, medians are compared and a two-sided Mann-Whitney U
-test says whether a change is real. Single runs that state their uncertainty (counter ci95_pct)
-are judged by it. With --cross-machine, each family (path and variant) also gets its geomean
-ratio over sizes with a 95% interval. Exit status: 0 no regression, 1 regression (the CI
-gate), 2 bad input. See docs/compare.md.
+name). xferbench results are judged as tools/track judges, family first and then rows, with
+false-discovery control and a minimum effect; the replicates are the sides' jobs (separate
+processes: the jobs a file from tools/run merged, or one per single-job file), and with one job
+a side the rows' stated ci95. Plain Google Benchmark files are judged row by row on their
+repetitions (one process each side) with a Mann-Whitney U test. With --cross-machine, each
+family also gets its geomean ratio over sizes with a 95% interval. Exit status: 0 no
+regression, 1 regression (the CI gate), 2 bad input. See docs/compare.md.
 """
 
 import argparse
@@ -19,7 +22,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from xfertools import render, report  # noqa: E402
+from xfertools import machines, render, report  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -60,7 +63,10 @@ def build_parser():
         epilog="exit status: 0 no regression, 1 regression, 2 bad input. See docs/compare.md.",
     )
     parser.add_argument(
-        "files", nargs="*", metavar="BASE NEW", help="one base and one new result file"
+        "files",
+        nargs="*",
+        metavar="BASE NEW",
+        help="one base and one new result file, or one tools/ab document",
     )
     parser.add_argument(
         "--base", nargs="+", metavar="FILE", help="base result files; their repetitions pool"
@@ -77,15 +83,16 @@ def build_parser():
     parser.add_argument(
         "--threshold",
         type=percentage,
-        default=5.0,
         metavar="PCT",
-        help="smallest change that counts, in percent (default: 5)",
+        help="smallest change that counts, in percent (default: 3 for xferbench results, as "
+        "tools/track; 5 for plain Google Benchmark repetitions)",
     )
     parser.add_argument(
         "--alpha",
         type=probability,
-        default=0.05,
-        help="significance level of the U test (default: 0.05)",
+        help="false-discovery rate over families and rows for xferbench results (default: "
+        "0.01, as tools/track); significance level of the U test for plain Google Benchmark "
+        "repetitions (default: 0.05)",
     )
     parser.add_argument(
         "--format",
@@ -109,10 +116,14 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.files and (args.base or args.new):
         parser.error("give either BASE NEW or --base/--new, not both")
+    args.ab = None
     if args.files:
-        if len(args.files) != 2:
+        if len(args.files) == 1:
+            args.ab = args.files[0]
+        elif len(args.files) != 2:
             parser.error("give exactly two files, BASE NEW (pool more with --base ... --new ...)")
-        args.base, args.new = [args.files[0]], [args.files[1]]
+        else:
+            args.base, args.new = [args.files[0]], [args.files[1]]
     elif not (args.base and args.new):
         parser.error("give BASE NEW, or both --base and --new")
     return args
@@ -123,11 +134,24 @@ def main(argv=None):
     if hasattr(sys.stdout, "reconfigure"):  # '±' on an ASCII-only stdout
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
-        result = report.build_report(
-            report.load_side("base", args.base), report.load_side("new", args.new), args
-        )
+        if args.ab:
+            from xfertools import ab
+
+            base, new = ab.sides_of(args.ab)
+            result = report.build_report(base, new, args, machines.hardware_identity)
+        else:
+            result = report.build_report(
+                report.load_side("base", args.base), report.load_side("new", args.new), args
+            )
     except InputError as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    except ImportError as error:  # xferbench results are judged with numpy and scipy
+        print(
+            f"{PROG}: error: judging xferbench results needs numpy and scipy ({error.name} is "
+            f"missing under {sys.executable}): apt-get install python3-numpy python3-scipy",
+            file=sys.stderr,
+        )
         return 2
     sys.stdout.write(render.RENDERERS[args.format](result))
     return result["exit_status"]

@@ -30,7 +30,7 @@ class PackageTest(unittest.TestCase):
             text=True,
         )
         self.assertIn(compare.returncode, (0, 1), compare.stderr)
-        self.assertIn("Judged by time", compare.stdout)
+        self.assertIn("Judged on time", compare.stdout)
         plot = subprocess.run(
             [sys.executable, os.path.join(tools, "plot.py"), ALL_PAIRS, "--matrix"],
             cwd=self.dir,

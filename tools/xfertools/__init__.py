@@ -9,7 +9,9 @@ text        text for people: plurals, one-line messages, clipped labels
 rows        the figures of a result document's rows: samples, failures, repetitions
 stats       median, geometric mean, Mann-Whitney U, Student t, intervals
 machines    what machine and software a run ran on: identity, facts, labels
-report      compare.py's judgement of two runs, row by row
+report      compare.py's judgement of two sets of runs: by jobs, stated ci95 or repetitions
+replicates  the jobs of xferbench results, and two sets of jobs judged family first, then rows
+ab          tools/ab: two builds or settings in alternating jobs (ABBA), judged as compare.py
 families    per-family ratios of two runs (geomean over shared sizes) with their uncertainty
 render      compare.py's report as text, markdown or JSON
 curves      plot.py's runs: series of points per family, filters, reference lines
@@ -26,5 +28,6 @@ judgement   tools/track check's answer as text, markdown or JSON
 page        the trend page: one HTML file with inline SVG charts
 export      a run for Bencher (BMF) and github-action-benchmark (custom JSON)
 
-tools/compare.py, tools/plot.py and tools/track are the command lines over these modules.
+tools/compare.py, tools/plot.py, tools/track and tools/ab are the command lines over these
+modules.
 """

@@ -75,7 +75,7 @@ class FamilyJudgement:
 class Judgement:
     verdict: str  # REGRESSION if anything slowed down or broke, else IMPROVEMENT or NO_CHANGE
     regression: bool  # the CI gate: True means fail
-    basis: str  # 'history' or 'stated'
+    basis: str  # 'history' or 'stated' (tools/track), 'jobs' (two sets of jobs)
     note: str  # what the noise came from, in words
     earlier_runs: int
     alpha: float
@@ -133,7 +133,7 @@ def _pct(log_shift):
 
 
 @dataclass
-class _Candidate:
+class Candidate:
     """A row with a baseline and a value in the new run, on its way to a judgement."""
 
     row: str
@@ -142,6 +142,7 @@ class _Candidate:
     sd: float  # predictive sd of its own effect
     weight: float
     runs: int
+    df: float  # degrees of freedom of sd
 
 
 BROKEN = "failed; it ran in the baseline"
@@ -157,12 +158,12 @@ def _classify(model, new, new_stated, family_of):
         family = model.rows[row].family if row in model.rows else family_of(row)
         if row not in new:
             if row in earlier:
-                reported.append(_reported(row, family, MISSING, "absent from the new run"))
+                reported.append(reported_row(row, family, MISSING, "absent from the new run"))
             continue
         value = noise.log_time(new[row])
         if math.isnan(value):
             note = BROKEN if row in earlier else "failed"
-            reported.append(_reported(row, family, FAILED, note))
+            reported.append(reported_row(row, family, FAILED, note))
         elif row not in model.rows:
             count = model.thin.get(row, 0)
             why = (
@@ -170,7 +171,9 @@ def _classify(model, new, new_stated, family_of):
                 if model.basis == "history"
                 else "no stated ci95 in the earlier runs"
             )
-            reported.append(_reported(row, family, UNJUDGED, why if count else "no earlier value"))
+            reported.append(
+                reported_row(row, family, UNJUDGED, why if count else "no earlier value")
+            )
         else:
             row_noise = model.rows[row]
             new_sigma = 0.0
@@ -178,23 +181,25 @@ def _classify(model, new, new_stated, family_of):
                 new_sigma = noise.stated_sigma((new_stated or {}).get(row))
                 if math.isnan(new_sigma):
                     reported.append(
-                        _reported(row, family, UNJUDGED, "no stated ci95 in the new run")
+                        reported_row(row, family, UNJUDGED, "no stated ci95 in the new run")
                     )
                     continue
             candidates.append(
-                _Candidate(
+                Candidate(
                     row,
                     family,
                     value - math.log(row_noise.baseline),
                     row_noise.predictive_sd(new_sigma),
                     row_noise.weight,
                     row_noise.runs,
+                    row_noise.df,
                 )
             )
     return candidates, reported
 
 
-def _reported(row, family, status, note):
+def reported_row(row, family, status, note):
+    """A row judged by its status only (FAILED, MISSING, UNJUDGED), with why in note."""
     return RowJudgement(row, family, status, "", math.nan, None, "", note)
 
 
@@ -211,7 +216,9 @@ def _family_tests(model, candidates):
         else:
             sds = np.array([c.sd for c in members])
             weights = noise.row_weights(sds)
-            sd = float(np.sqrt(np.sum(weights**2 * sds**2)) / np.sum(weights))
+            # A family's rows move together between processes: the part of their stated
+            # spread that is the run-to-run floor does not average out over them.
+            sd = float(np.sum(weights * sds) / np.sum(weights))
             df = math.inf
         out[name] = (noise.weighted_shift(deviations, weights), sd, df, family_noise.runs)
     return out
@@ -219,7 +226,7 @@ def _family_tests(model, candidates):
 
 @dataclass(frozen=True)
 class _RowTest:
-    candidate: _Candidate
+    candidate: Candidate
     effect: float  # log shift judged
     sd: float
     df: float
@@ -229,19 +236,19 @@ class _RowTest:
     whole_df: float
 
 
-def _row_test(c, family, family_verdict, row_df):
+def _row_test(c, family, family_verdict):
     """A row's test. If its family moved for real, the row's whole change against its own and
     its family's noise. Otherwise the row must stand out twice, in the same direction: beyond
     its family's shift (against its own noise) and against its baseline (against both), so a
     row left behind when half its family sped up is no regression (p is the larger of two)."""
     shift, family_sd, family_df, _ = family
-    whole_sd, whole_df = math.hypot(c.sd, family_sd), min(row_df, family_df)
+    whole_sd, whole_df = math.hypot(c.sd, family_sd), min(c.df, family_df)
     whole_p = p_value(c.deviation, whole_sd, whole_df)
     if family_verdict != NO_CHANGE:
         return _RowTest(c, c.deviation, whole_sd, whole_df, "baseline", whole_p, whole_sd, whole_df)
     beyond = c.deviation - shift
-    p = max(p_value(beyond, c.sd, row_df), whole_p) if beyond * c.deviation > 0 else 1.0
-    return _RowTest(c, beyond, c.sd, row_df, "family", p, whole_sd, whole_df)
+    p = max(p_value(beyond, c.sd, c.df), whole_p) if beyond * c.deviation > 0 else 1.0
+    return _RowTest(c, beyond, c.sd, c.df, "family", p, whole_sd, whole_df)
 
 
 def _stratified_hits(row_tests, alpha):
@@ -269,10 +276,28 @@ def judge(
     the earlier runs). new_stated: row -> ci95_pct of the new run, needed when the model is
     stated. A row that ran in the baseline and failed now fails the run unless fail_on_broken
     is False."""
-    practical = math.log1p(min_effect)
     candidates, reported = _classify(model, new, new_stated, family_of)
     families = _family_tests(model, candidates)
+    return decide_tests(
+        families,
+        candidates,
+        reported,
+        (model.basis, model.runs, basis_note(model)),
+        alpha,
+        min_effect,
+        fail_on_broken,
+    )
 
+
+def decide_tests(
+    families, candidates, reported, basis, alpha=ALPHA, min_effect=MIN_EFFECT, fail_on_broken=True
+):
+    """The judgement, family first and then rows, of tests already made: families maps a
+    family to (log shift, sd, df, runs), candidates are the rows to judge (Candidate), reported
+    the rows judged by status only (reported_row); basis is (name, runs, what the noise came
+    from in words). tools/track judges a run against its history this way, and tools/compare.py
+    and tools/ab two sets of jobs (xfertools/replicates.py)."""
+    practical = math.log1p(min_effect)
     names = list(families)
     family_p = [p_value(families[n][0], families[n][1], families[n][2]) for n in names]
     family_hit = benjamini_hochberg(family_p, alpha)
@@ -283,10 +308,7 @@ def judge(
         least = detectable(sd, df, alpha, len(names), min_effect)
         family_results[name] = (verdict, Shift(_pct(shift), _pct(sd), _pct(least), p, df, runs))
 
-    row_tests = [
-        _row_test(c, families[c.family], family_results[c.family][0], model.rows[c.row].df)
-        for c in candidates
-    ]
+    row_tests = [_row_test(c, families[c.family], family_results[c.family][0]) for c in candidates]
     row_hit = _stratified_hits(row_tests, alpha)
     stratum = Counter(t.relative_to for t in row_tests)
     rows = list(reported)
@@ -308,10 +330,10 @@ def judge(
             )
         )
     rows.sort(key=lambda r: r.row)
-    return _summary(model, rows, family_results, alpha, min_effect, fail_on_broken)
+    return _summary(basis, rows, family_results, alpha, min_effect, fail_on_broken)
 
 
-def _summary(model, rows, family_results, alpha, min_effect, fail_on_broken):
+def _summary(basis, rows, family_results, alpha, min_effect, fail_on_broken):
     families = []
     for name in dict.fromkeys(r.family for r in rows):
         members = [r for r in rows if r.family == name]
@@ -349,12 +371,13 @@ def _summary(model, rows, family_results, alpha, min_effect, fail_on_broken):
     broken = fail_on_broken and any(r.note == BROKEN for r in rows)
     faster = any(x.verdict == IMPROVEMENT for x in (*families, *rows))
     verdict = REGRESSION if slower or broken else IMPROVEMENT if faster else NO_CHANGE
+    name, runs, note = basis
     return Judgement(
         verdict,
         verdict == REGRESSION,
-        model.basis,
-        basis_note(model),
-        model.runs,
+        name,
+        note,
+        runs,
         alpha,
         min_effect * 100,
         tuple(reasons),

@@ -131,6 +131,33 @@ def machine_identity(context):
     )
 
 
+# What two sides of an A/B comparison must share: the hardware and where the ranks ran on it.
+# Software (build, CUDA runtime, NCCL, MPI library, environment) is what tools/ab compares.
+HARDWARE_FIELDS = ("gpus", "gpu_links", "cuda_driver", "world_size", "num_cpus", "placement")
+
+
+def describe_placement(ranks):
+    """'0:node1/0/gpu0 1:node1/1/gpu0': each rank's host, node-local rank and GPU."""
+    if not isinstance(ranks, list):
+        return None
+    return " ".join(
+        f"{r.get('rank')}:{r.get('host')}/{r.get('local_rank')}/gpu{r.get('gpu')}"
+        + (f"@{r['pci_bus_id']}" if r.get("pci_bus_id") else "")
+        for r in ranks
+        if isinstance(r, dict)
+    )
+
+
+def hardware_identity(context):
+    """The hardware part of machine_identity and the ranks' placement (HARDWARE_FIELDS), or
+    None when the file does not say."""
+    identity = machine_identity(context)
+    if identity is None:
+        return None
+    identity["placement"] = describe_placement(xferbench_context(context).get("ranks"))
+    return {k: identity.get(k) for k in HARDWARE_FIELDS}
+
+
 def run_facts(context):
     """Everything worth showing in a context difference: the identity and the rest (hosts,
     build type, versions, revision, skipped paths, recorded environment variables)."""
@@ -213,9 +240,9 @@ def pool_facts(fact_dicts):
     return {k: pool_values([facts.get(k) for facts in fact_dicts]) for k in keys}
 
 
-def pooled_identity(contexts):
+def pooled_identity(contexts, identity=machine_identity):
     """The identity of several runs taken together, or None if any of them does not say."""
-    identities = [machine_identity(c) for c in contexts]
+    identities = [identity(c) for c in contexts]
     if any(identity is None for identity in identities):
         return None
     return pool_facts(identities)

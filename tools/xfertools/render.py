@@ -28,6 +28,11 @@ def format_change(change):
 
 
 def format_uncertainty(row):
+    if row["judged_by"] in ("jobs", "stated"):
+        if row["uncertainty_percent"] is None:
+            return "-"
+        mark = "*" if is_time_limited(row) else ""
+        return f"{row['uncertainty_percent']:.1f}%{mark}"
     if row["judged_by"] != "uncertainty":
         return "-"
     mark = "*" if is_time_limited(row) else ""
@@ -51,12 +56,29 @@ def format_fact(value):
 
 
 def verdict_line(report):
-    regressions = report["regressions"]
-    threshold = f"{report['threshold_percent']:g}%"
-    compared = sum(row["change"] is not None for row in report["rows"])
-    if not regressions:
-        return f"No regression beyond {threshold} ({plural(compared, 'row')} compared)."
-    return f"{plural(len(regressions), 'regression')} beyond {threshold}: " + ", ".join(regressions)
+    """'compare: 2 of 28 rows slower, 0 faster (families: 1 of 3 slower: mpi_host/mode:pingpong
+    +10.2%)': the verdict in counts; the rows are in the table below."""
+    compared = [row for row in report["rows"] if row["base"] and row["new"]]
+    count = {s: sum(row["status"] == s for row in compared) for s in ("slower", "faster")}
+    failed = sum(row["failed_in"] == "new" for row in report["rows"])
+    line = (
+        f"{report.get('tool', 'compare')}: "
+        f"{'REGRESSION' if report['regressions'] else 'no regression'}: "
+        f"{count['slower']} of {plural(len(compared), 'row')} slower, {count['faster']} faster"
+    )
+    if failed:
+        line += f", {failed} failed in new"
+    families = report.get("families_judged") or []
+    if families:
+        moved = [f for f in families if f["status"] in ("slower", "faster")]
+        named = ", ".join(
+            f"{f['family']} {f['status']} {f['change_percent']:+.1f}%" for f in moved[:3]
+        )
+        more = f", {len(moved) - 3} more" if len(moved) > 3 else ""
+        line += f" (families: {len(moved)} of {len(families)} moved" + (
+            f": {named}{more})" if moved else ")"
+        )
+    return line + "."
 
 
 def machine_line(report):
@@ -69,18 +91,31 @@ def machine_line(report):
 
 
 def any_stated(report):
-    """Whether any row was judged by the uncertainty its runs stated."""
-    return any(row["judged_by"] == "uncertainty" for row in report["rows"])
+    """Whether any row was judged by an uncertainty (stated, or from the jobs)."""
+    return any(row["judged_by"] in ("uncertainty", "jobs", "stated") for row in report["rows"])
 
 
 def setup_line(report):
+    if report.get("judged_by") in ("jobs", "stated"):
+        basis = (
+            f"{report['base']['jobs']} base and {report['new']['jobs']} new jobs (separate "
+            "processes), each family's shift between them against its job-to-job spread, then "
+            "each row beyond its family"
+            if report["judged_by"] == "jobs"
+            else "one job a side: the rows' stated ci95 (within one process, plus the floor)"
+        )
+        return (
+            f"Judged on time per message by {basis}; false-discovery rate {report['alpha']:g}, "
+            f"minimum effect {report['threshold_percent']:g}% (as tools/track)."
+        )
     metric = report["metric"]
     direction = "higher" if metric["higher_is_better"] else "lower"
     stated = "; single runs by their stated uncertainty" if any_stated(report) else ""
     return (
         f"Judged by {metric['name']} ({direction} is better), threshold "
         f"{report['threshold_percent']:g}%, two-sided Mann-Whitney U at alpha "
-        f"{report['alpha']:g}{stated}."
+        f"{report['alpha']:g} on the repetitions of one process each side (they do not see "
+        f"how another process lands){stated}."
     )
 
 
@@ -90,13 +125,17 @@ def files_line(report):
     )
 
 
+def unc_header(report):
+    return "±95%" if report.get("judged_by") in ("jobs", "stated") else "±unc"
+
+
 def rows_table(report):
     """The per-row table; the ±unc column only where a row was judged by its stated
     uncertainty, so older files render exactly as before."""
     stated = any_stated(report)
     headers = (
         ["benchmark", "n", "base time", "new time", "base GB/s", "new GB/s", "change"]
-        + (["±unc"] if stated else [])
+        + ([unc_header(report)] if stated else [])
         + ["p", "status"]
     )
     body = []
@@ -161,6 +200,30 @@ def families_table(report):
     return links.with_share_column(report.get("families", []), headers, body, "lrrrrlll")
 
 
+JUDGED_TITLE = (
+    "Families (change: the family's shift, new against base, with its 95% interval; "
+    "detectable: the smallest slowdown that would have been flagged):"
+)
+
+
+def judged_families_table(report):
+    headers = ["family", "rows", "change", "±95%", "detectable", "p", "status"]
+    body = [
+        [
+            f["family"],
+            str(f["rows"]),
+            format_number(f["change_percent"], "+.1f") + ("%" if f["change_percent"] else ""),
+            format_number(f["ci95_percent"], ".1f") + ("%" if f["ci95_percent"] else ""),
+            format_number(f["detectable_percent"], ".1f")
+            + ("%" if f["detectable_percent"] else ""),
+            format_number(f["p_value"], ".3g"),
+            f["status"],
+        ]
+        for f in report.get("families_judged") or []
+    ]
+    return headers, body, "lrrrrrl"
+
+
 def context_table(report):
     headers = ["field", "base", "new", "machine identity"]
     body = [
@@ -205,6 +268,8 @@ def render_text(report):
         files_line(report),
         "",
     ]
+    if report.get("families_judged"):
+        lines += [JUDGED_TITLE] + text_table(*judged_families_table(report)) + [""]
     if report.get("families"):
         lines += [families_title(report) + ":"] + text_table(*families_table(report)) + [""]
     lines += text_table(*rows_table(report))
@@ -226,6 +291,9 @@ def render_markdown(report):
     lines = [f"### xferbench {title}", "", f"**{verdict_line(report)}**", ""]
     lines += [f"**{line}**\n" for line in machine_line(report)]
     lines += [setup_line(report), "", f"`{files_line(report)}`", ""]
+    if report.get("families_judged"):
+        lines += ["#### " + JUDGED_TITLE.rstrip(":"), ""]
+        lines += markdown_table(*judged_families_table(report)) + [""]
     if report.get("families"):
         lines += [f"#### {families_title(report)}", ""]
         lines += markdown_table(*families_table(report)) + [""]

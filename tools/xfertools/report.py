@@ -1,8 +1,11 @@
-"""compare.py's judgement of two sets of runs, row by row: match rows by name, pool repetitions
-per side, compare medians, and say with a Mann-Whitney U test (repetitions) or the rows'
-stated uncertainty (single runs) whether a change beyond the threshold is real. The report is
-a plain dict (schema xferbench-compare/1) that render.py prints."""
+"""compare.py's judgement of two sets of runs. Rows are matched by name. xferbench results are
+judged family first, then rows, as tools/track judges (decide.py: false-discovery control and a
+minimum effect): by their jobs where the sides hold three or more between them (each job one
+process: replicates.py), else by the rows' stated ci95. Plain Google Benchmark files are judged
+row by row on their repetitions, all from one process, with a Mann-Whitney U test and a
+threshold. The report is a plain dict (schema xferbench-compare/1) that render.py prints."""
 
+import argparse
 import dataclasses
 import math
 
@@ -11,7 +14,24 @@ from .text import plural
 
 SCHEMA = "xferbench-compare/1"
 SMALL_MESSAGE_BYTES = 64 * 1024
-STATUSES = ("faster", "slower", "same", "not significant", "new", "missing", "failed", "fixed")
+STATUSES = (
+    "faster",
+    "slower",
+    "same",
+    "not significant",
+    "unjudged",
+    "new",
+    "missing",
+    "failed",
+    "fixed",
+)
+# How rows are judged: by the jobs of xferbench results, by their stated ci95 (one job a side),
+# or by one process's repetitions (plain Google Benchmark files).
+JOBS, STATED, REPETITIONS = "jobs", "stated", "repetitions"
+# Defaults per way of judging: tools/track's false-discovery rate and minimum effect for
+# xferbench results; the U test's level and a 5% threshold for repetitions.
+DEFAULT_ALPHA = {JOBS: 0.01, STATED: 0.01, REPETITIONS: 0.05}
+DEFAULT_THRESHOLD = {JOBS: 3.0, STATED: 3.0, REPETITIONS: 5.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,12 +58,17 @@ class Side:
     # file: [(a name as that file wrote it, its current name)] of its rows named as before
     # exchange modes, in file order
     legacy_files: dict = dataclasses.field(default_factory=dict)
+    documents: list = dataclasses.field(default_factory=list)  # [(file, loaded document)]
+    jobs: object = None  # replicates.Jobs of xferbench results, once judged so
 
 
-def load_side(label, paths):
+def load_side(label, paths, loaded=None):
+    """A side from its result files (loaded: {file: document} already read, e.g. the sides of
+    a tools/ab document)."""
     side = Side(label, list(paths), [], {}, [])
     for path in paths:
-        document = files.load_result(path, f"{label} file {path}")
+        document = (loaded or {}).get(path) or files.load_result(path, f"{label} file {path}")
+        side.documents.append((path, document))
         side.contexts.append(machines.context_of(document))
         file_series = rows.series_from_document(document)
         if any(s.aggregates_only for s in file_series.values()):
@@ -75,13 +100,15 @@ def context_diff(base, new):
     ]
 
 
-def compare_machines(base, new, cross_machine):
-    """'same', 'different' or 'unknown'; refuses 'different' unless asked."""
-    base_identity = machines.pooled_identity(base.contexts)
-    new_identity = machines.pooled_identity(new.contexts)
+def compare_machines(base, new, cross_machine, identity=machines.machine_identity):
+    """'same', 'different' or 'unknown'; refuses 'different' unless asked. identity: what must
+    agree (tools/ab: machines.hardware_identity, since software is what it compares)."""
+    base_identity = machines.pooled_identity(base.contexts, identity)
+    new_identity = machines.pooled_identity(new.contexts, identity)
     if base_identity is None or new_identity is None:
         return "unknown"
-    differing = [k for k in machines.IDENTITY_FIELDS if base_identity.get(k) != new_identity.get(k)]
+    keys = dict.fromkeys(list(base_identity) + list(new_identity))
+    differing = [k for k in keys if base_identity.get(k) != new_identity.get(k)]
     if differing and not cross_machine:
         details = "; ".join(
             f"{k}: {base_identity.get(k)!r} vs {new_identity.get(k)!r}" for k in differing
@@ -144,15 +171,22 @@ def classify_change(change, higher_is_better, verdict, threshold, uncertainty=No
     return "slower" if worse else "faster"
 
 
-def judge(name, base, new, options):
-    metric = METRICS[options.metric]
-    basis, base_values, new_values = judged_values(base, new, metric.name)
+def median_change(name, base, new, metric):
+    """(basis, change of the medians, base values, new values); InputError where the ratio of
+    the medians is no finite number."""
+    basis, base_values, new_values = judged_values(base, new, metric)
     change = stats.median(new_values) / stats.median(base_values) - 1
     if not (math.isfinite(change) and change > -1):
         raise files.InputError(
             f"{name}: base and new {basis} are too far apart to compare (medians "
             f"{stats.median(base_values):g} and {stats.median(new_values):g})"
         )
+    return basis, change, base_values, new_values
+
+
+def judge(name, base, new, options):
+    metric = METRICS[options.metric]
+    basis, change, base_values, new_values = median_change(name, base, new, metric.name)
     verdict, test = significance(base_values, new_values, options.alpha)
     # Only single runs (no U test possible) have a single_ci95 on both sides.
     uncertainty = stats.combined_uncertainty(single_ci95(base), single_ci95(new))
@@ -178,6 +212,131 @@ def judge(name, base, new, options):
         "u": test.u if test else None,
         "significance": verdict,
     }
+
+
+# ------------------------------------------------------------------ xferbench results
+# decide and replicates need numpy and scipy: imported where used, so that plain Google
+# Benchmark files are compared with the standard library alone.
+
+
+def judging_mode(base, new):
+    """JOBS, STATED or REPETITIONS (module docstring)."""
+    contexts = base.contexts + new.contexts
+    if not all(machines.xferbench_context(c) is not None for c in contexts):
+        return REPETITIONS
+    from . import replicates
+
+    base.jobs = replicates.side_jobs(base.documents)
+    new.jobs = replicates.side_jobs(new.documents)
+    return JOBS if replicates.has_jobs(base.jobs, new.jobs) else STATED
+
+
+def kept(jobs, wanted):
+    """jobs (replicates.Jobs) with only the rows in wanted."""
+    from . import replicates
+
+    return replicates.Jobs(
+        tuple({k: v for k, v in run.items() if k in wanted} for run in jobs.runs), jobs.sources
+    )
+
+
+def stated_figures(side, wanted):
+    """{row: ci95_pct} of a side's one file, for the rows in wanted whose every sample states
+    one: the median over its repetitions, not narrowed by their number (repetitions in one
+    process share its own error)."""
+    out = {}
+    for name in wanted:
+        series = side.series.get(name)
+        stated = [s.ci95_pct for s in series.samples] if series and not series.errors else []
+        if stated and None not in stated:
+            out[name] = stats.median(stated)
+    return out
+
+
+def family_judgement(base, new, wanted, mode, options):
+    """decide.Judgement of new against base, family first, then rows."""
+    from . import decide, replicates
+
+    alpha, min_effect = options.alpha, options.threshold / 100
+    a, b = kept(base.jobs, wanted), kept(new.jobs, wanted)
+    if mode == JOBS:
+        return replicates.judge(a, b, alpha, min_effect)
+    return decide.check(
+        list(a.runs),
+        b.runs[0],
+        [stated_figures(base, wanted)],
+        stated_figures(new, wanted),
+        alpha=alpha,
+        min_effect=min_effect,
+    )
+
+
+VERDICT_STATUS = {"regression": "slower", "improvement": "faster", "no change": "same"}
+
+
+def finite(value):
+    """value where it is a finite number, else None: the report is strict JSON."""
+    return value if isinstance(value, float) and math.isfinite(value) else None
+
+
+def judged_fields(judged, family_test, mode, metric):
+    """A report row's judgement from a decide.RowJudgement of a row both sides ran (and its
+    family's decide.Shift): the 95% interval is that of its whole change. The judgement is on
+    time; with metric bandwidth the change shown is that of bytes over time."""
+    from . import decide, replicates
+
+    if judged is None or judged.status != decide.JUDGED:
+        return {"status": "unjudged", "judged_by": mode, "note": judged.note if judged else ""}
+    if judged.relative_to == "family" and family_test is not None:
+        interval = replicates.whole_interval_pct(judged.test, family_test)
+    else:
+        interval = replicates.interval_pct(judged.test)
+    return {
+        "status": VERDICT_STATUS[judged.verdict],
+        "judged_by": mode,
+        "judged_on": "1/real_time" if metric == "bandwidth" else "real_time",
+        "change": finite(
+            1 / (1 + judged.change_pct / 100) - 1
+            if metric == "bandwidth"
+            else judged.change_pct / 100
+        ),
+        "p_value": finite(judged.test.p_value),
+        "significance": "significant" if judged.verdict != decide.NO_CHANGE else None,
+        "uncertainty_percent": finite(interval),
+        "relative_to": judged.relative_to,
+        "detectable_percent": finite(judged.test.detectable_pct),
+    }
+
+
+def family_rows(judgement):
+    """The report's families: each judged family's change, its 95% interval and the smallest
+    slowdown it could have shown."""
+    from . import decide, replicates
+
+    out = []
+    for f in judgement.families:
+        test = f.test
+        out.append(
+            {
+                "family": f.family,
+                "status": VERDICT_STATUS.get(f.verdict, f.status)
+                if f.status == decide.JUDGED
+                else f.status,
+                "rows": f.rows_judged,
+                "change_percent": finite(test.shift_pct) if test else None,
+                "ci95_percent": finite(replicates.interval_pct(test)) if test else None,
+                "noise_percent": finite(test.noise_pct) if test else None,
+                "detectable_percent": finite(test.detectable_pct) if test else None,
+                "p_value": finite(test.p_value) if test else None,
+                "df": test.df if test and math.isfinite(test.df) else None,
+            }
+        )
+    return out
+
+
+def job_counts(side, name):
+    """How many of a side's jobs have a time for the row."""
+    return sum(isinstance(run.get(name), float) for run in side.jobs.runs)
 
 
 def failure_status(base, new):
@@ -208,7 +367,9 @@ def stated_fields(side, series):
     return {f"{side}_ci95_pct": single_ci95(series), f"{side}_time_limited": time_limited(series)}
 
 
-def compare_row(name, base, new, options):
+def compare_row(name, base, new, options, judged=None, mode=REPETITIONS, family_test=None):
+    """One row of the report; judged: its decide.RowJudgement where the sides were judged as
+    xferbench results (mode JOBS or STATED)."""
     row = {
         "name": name,
         "path": names.path_of(name),
@@ -222,6 +383,9 @@ def compare_row(name, base, new, options):
         "significance": None,
         "judged_by": None,
         "uncertainty_percent": None,
+        "relative_to": None,
+        "detectable_percent": None,
+        "note": None,
         **stated_fields("base", base),
         **stated_fields("new", new),
         "base": summarise_series(base),
@@ -231,13 +395,22 @@ def compare_row(name, base, new, options):
         row["status"] = "new" if base is None else "missing"
     elif base.errors or new.errors:
         row.update(failure_status(base, new))
-    else:
+    elif mode == REPETITIONS:
         row.update(judge(name, base, new, options))
+    else:
+        row["change"] = median_change(name, base, new, options.metric)[1]
+        row.update(judged_fields(judged, family_test, mode, options.metric))
     return row
 
 
 def is_regression(row):
     return row["status"] == "slower" or row["failed_in"] == "new"
+
+
+def regressions_of(report_rows, families_judged):
+    """Names of what fails the gate: families judged slower, then rows."""
+    slower = [f["family"] for f in families_judged if f["status"] == "slower"]
+    return slower + [row["name"] for row in report_rows if is_regression(row)]
 
 
 def is_time_limited(row):
@@ -356,10 +529,15 @@ def uncertainty_notes(report_rows):
         "stated (ci95_pct): ±unc = sqrt(base^2 + new^2); a change counts only beyond both "
         "±unc and the threshold."
     ]
-    limited = sum(map(is_time_limited, stated))
+    return notes + time_limited_notes(stated, "±unc")
+
+
+def time_limited_notes(judged, column):
+    limited = sum(map(is_time_limited, judged))
+    notes = []
     if limited:
         notes.append(
-            f"{plural(limited, 'row')} marked * under ±unc "
+            f"{plural(limited, 'row')} marked * under {column} "
             f"{'was' if limited == 1 else 'were'} time-limited: stopped by the time budget "
             "before reaching the requested precision; judged by the wider uncertainty stated."
         )
@@ -380,9 +558,24 @@ def basis_notes(report_rows, metric):
     return [f"{plural(count, 'row')} with {missing} judged on {basis}."]
 
 
+def stated_notes(report_rows):
+    """Time-limited rows of xferbench results judged by their stated ci95."""
+    return time_limited_notes([r for r in report_rows if r["judged_by"] == STATED], "±95%")
+
+
+def unjudged_notes(report_rows):
+    unjudged = [r for r in report_rows if r["status"] == "unjudged"]
+    if not unjudged:
+        return []
+    reasons = "; ".join(dict.fromkeys(r["note"] or "no judgement" for r in unjudged))
+    return [f"{plural(len(unjudged), 'row')} on both sides not judged: {reasons}."]
+
+
 def report_notes(base, new, report_rows, options):
     return (
         identity_notes(base, new)
+        + unjudged_notes(report_rows)
+        + stated_notes(report_rows)
         + aggregate_notes(base, new)
         + legacy_name_notes(base, new)
         + significance_notes(report_rows, options.alpha)
@@ -401,23 +594,63 @@ def filter_matches(pattern, name, base, new):
     return any(pattern.search(n) for n in written)
 
 
-def build_report(base, new, options):
-    """The report of new against base. options: metric, threshold (percent), alpha, filter (a
-    compiled pattern or None), cross_machine."""
-    machine_match = compare_machines(base, new, options.cross_machine)
+def resolved(options, mode):
+    """options with alpha and threshold set to the mode's defaults where not given."""
+    values = dict(vars(options))
+    if values.get("alpha") is None:
+        values["alpha"] = DEFAULT_ALPHA[mode]
+    if values.get("threshold") is None:
+        values["threshold"] = DEFAULT_THRESHOLD[mode]
+    return argparse.Namespace(**values)
+
+
+def build_report(base, new, options, identity=machines.machine_identity):
+    """The report of new against base. options: metric, threshold (percent; None: the mode's
+    default), alpha (None likewise), filter (a compiled pattern or None), cross_machine."""
+    machine_match = compare_machines(base, new, options.cross_machine, identity)
     wanted = [
         n
         for n in dict.fromkeys(list(base.series) + list(new.series))
         if options.filter is None or filter_matches(options.filter, n, base, new)
     ]
-    report_rows = [compare_row(n, base.series.get(n), new.series.get(n), options) for n in wanted]
-    if not any(row["base"] and row["new"] for row in report_rows):
+    if not any(n in base.series and n in new.series for n in wanted):
         where = f" matching --filter {options.filter.pattern!r}" if options.filter else ""
         raise files.InputError(f"base and new have no benchmark rows in common{where}")
+    mode = judging_mode(base, new)
+    options = resolved(options, mode)
+    judgement, families_judged, judged, family_tests = None, [], {}, {}
+    try:
+        if mode != REPETITIONS:
+            judgement = family_judgement(base, new, set(wanted), mode, options)
+            families_judged = family_rows(judgement)
+            judged = {r.row: r for r in judgement.rows}
+            family_tests = {f.family: f.test for f in judgement.families}
+        report_rows = [
+            compare_row(
+                n,
+                base.series.get(n),
+                new.series.get(n),
+                options,
+                judged.get(n),
+                mode,
+                family_tests.get(judged[n].family) if n in judged else None,
+            )
+            for n in wanted
+        ]
+    except (OverflowError, ZeroDivisionError):
+        raise files.InputError(
+            "base and new times are too far apart to compare (a ratio beyond floating point)"
+        ) from None
+    if mode == JOBS:
+        for row in report_rows:
+            for label, side in (("base", base), ("new", new)):
+                if row[label]:
+                    row[label]["n"] = job_counts(side, row["name"])
     metric = METRICS[options.metric]
-    regressions = [row["name"] for row in report_rows if is_regression(row)]
+    regressions = regressions_of(report_rows, families_judged)
     report = {
         "schema": SCHEMA,
+        "judged_by": mode,
         "metric": {
             "name": metric.name,
             "unit": metric.unit,
@@ -426,9 +659,11 @@ def build_report(base, new, options):
         "threshold_percent": options.threshold,
         "alpha": options.alpha,
         "machines": machine_match,
-        "base": {"files": base.files},
-        "new": {"files": new.files},
+        "base": {"files": base.files, "jobs": len(base.jobs.runs) if judgement else None},
+        "new": {"files": new.files, "jobs": len(new.jobs.runs) if judgement else None},
         "context_diff": context_diff(base, new),
+        "families_judged": families_judged,
+        "judgement_note": judgement.note if judgement else None,
         "rows": report_rows,
         "summary": geomean_summary(report_rows),
         "notes": report_notes(base, new, report_rows, options),
