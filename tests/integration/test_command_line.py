@@ -280,6 +280,8 @@ class Colour(unittest.TestCase):
                     self.assertEqual(status, 0, output)
                     self.assertIn("mpi_host/mode:pingpong/bytes:8/manual_time", output)
                     self.assertEqual(COLOR in output, coloured, output)
+
+
 class MeasuredNothing(unittest.TestCase):
     """A run asked to measure that measured nothing fails (exit 1) with a line saying so; what
     is not a run (--help, --version, --benchmark_list_tests, --xfer_merge) keeps its status."""
