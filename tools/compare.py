@@ -12,7 +12,8 @@ processes: the jobs a file from tools/run merged, or one per single-job file), a
 a side the rows' stated ci95. Plain Google Benchmark files are judged row by row on their
 repetitions (one process each side) with a Mann-Whitney U test. With --cross-machine, each
 family also gets its geomean ratio over sizes with a 95% interval. Exit status: 0 no
-regression, 1 regression (the CI gate), 2 bad input. See docs/compare.md.
+regression, 1 regression (the CI gate), 2 bad input, 3 no Python with numpy and scipy to
+judge xferbench results (docs/python.md). See docs/compare.md.
 """
 
 import argparse
@@ -22,7 +23,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from xfertools import machines, render, report  # noqa: E402
+from xfertools import interpreter, machines, render, report  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -60,7 +61,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Compare xferbench / Google Benchmark JSON results.",
-        epilog="exit status: 0 no regression, 1 regression, 2 bad input. See docs/compare.md.",
+        epilog="exit status: 0 no regression, 1 regression, 2 bad input, 3 no Python with numpy "
+        "and scipy (xferbench results). See docs/compare.md.",
     )
     parser.add_argument(
         "files",
@@ -146,13 +148,13 @@ def main(argv=None):
     except InputError as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2
-    except ImportError as error:  # xferbench results are judged with numpy and scipy
-        print(
-            f"{PROG}: error: judging xferbench results needs numpy and scipy ({error.name} is "
-            f"missing under {sys.executable}): apt-get install python3-numpy python3-scipy",
-            file=sys.stderr,
-        )
-        return 2
+    except ImportError:  # xferbench results are judged with numpy and scipy
+        try:  # run again under a Python that has them, where this one lacks them
+            interpreter.require(("numpy", "scipy"))
+        except interpreter.Missing as error:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
+            return interpreter.EXIT_MISSING
+        raise
     sys.stdout.write(render.RENDERERS[args.format](result))
     return result["exit_status"]
 

@@ -44,7 +44,7 @@ def line_pattern(line):
     """A regex that matches `line` with other numbers, host names and git revisions."""
     pattern = ""
     line = without_time_limited(line)
-    for piece in re.split(r"(\s+|@vm\b|git [0-9a-f]{12}|[0-9][0-9.]*[kmunM]?)", line):
+    for piece in re.split(r"(\s+|@vm\b|git [0-9a-f]{12}|[0-9][0-9.]*[kmunM]?|\b[KMG]iB\b)", line):
         if not piece:
             continue
         if piece.isspace():
@@ -55,6 +55,8 @@ def line_pattern(line):
             pattern += r"git [0-9a-f]+"
         elif re.fullmatch(r"[0-9][0-9.]*[kmunM]?", piece):
             pattern += NUMBER
+        elif re.fullmatch(r"[KMG]iB", piece):  # a summary's size: the peak may move
+            pattern += r"(B|KiB|MiB|GiB)"
         else:
             pattern += re.escape(piece)
     return re.compile(r"\s*" + pattern + r"\s*$")

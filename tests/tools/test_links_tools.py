@@ -35,7 +35,9 @@ class LinkShares(unittest.TestCase):
             )
 
     def family_line(self, output, family):
-        return next(line for line in output.splitlines() if line.startswith(family + " "))
+        """The family's line in the cross-machine table (the one with the link shares)."""
+        table = output[output.index("of link base/new") :]
+        return next(line for line in table.splitlines() if line.startswith(family + " "))
 
     def test_cross_machine_shows_each_side_share_of_its_link(self):
         base = link_document({SEQ: 0.88, PIPE: 0.80})

@@ -95,7 +95,15 @@ class FirstPythonLacksNumpyTest(unittest.TestCase):
     def test_compare_needs_only_the_standard_library(self):
         done = self.tool("compare.py", RUN_A, RUN_B)
         self.assertIn(done.returncode, (0, 1), done.stderr)
-        self.assertIn("Judged by time", done.stdout)
+        self.assertIn("Judged on time per message", done.stdout)
+
+    def test_ab_runs_again_under_the_system_python_or_exits_3(self):
+        done = self.tool("ab", "--help")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("--b-env NAME=VALUE", done.stdout)
+        done = self.tool("ab", "--help", env=self.hide_numpy())
+        self.assertEqual(done.returncode, interpreter.EXIT_MISSING, done.stderr)
+        self.assertIn(f"{interpreter.SYSTEM_PYTHON} (no numpy)", done.stderr)
 
     @unittest.skipUnless(
         imports(interpreter.SYSTEM_PYTHON, "matplotlib", os.environ),

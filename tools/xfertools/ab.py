@@ -104,7 +104,8 @@ def build_parser(root):
         allow_abbrev=False,
         description="Measure two builds or settings of xferbench in alternating jobs (ABBA) "
         "on this machine and judge B against A. Other flags go to every job's xferbench.",
-        epilog="exit status: 0 no change (or B faster), 1 B slower, 2 bad input. See docs/ab.md.",
+        epilog="exit status: 0 no change (or B faster), 1 B slower, 2 bad input, 3 no Python with "
+        "numpy and scipy. See docs/ab.md.",
     )
     default_build = os.environ.get("XFER_BUILD") or os.path.join(root, "build")
     for side in ("a", "b"):
