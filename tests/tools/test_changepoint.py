@@ -1,5 +1,5 @@
 """Tests for tools/xfertools/changepoint.py: where a series of runs changed, and the baseline
-window that restarts after a change. The planted-step test is one of issue 18's CI targets.
+window that restarts after a change. The planted-step test checks a step the gate must find.
 
     python3 -m unittest discover -s tests/tools -p 'test_changepoint.py'
 """

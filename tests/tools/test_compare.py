@@ -435,7 +435,7 @@ class RepetitionsTest(CompareToolCase):
 
 
 class StatedUncertaintyTest(CompareToolCase):
-    """Single runs judged by the ci95_pct each row states (issue 9)."""
+    """Single runs judged by the ci95_pct each row states."""
 
     NAME = "mpi_host/bytes:8/manual_time"
 

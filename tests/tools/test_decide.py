@@ -1,6 +1,6 @@
 """Tests for tools/xfertools/decide.py: judging a new run against a history of runs.
 
-The first two classes are issue 18's CI targets on synthetic histories (1-10% row noise, shared
+The first two classes hold the gate to its targets on synthetic histories (1-10% row noise, shared
 family shifts): no noise-only run flagged, a 10% shift of one family caught.
 
     python3 -m unittest discover -s tests/tools -p 'test_decide.py'

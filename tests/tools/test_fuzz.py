@@ -1,4 +1,4 @@
-"""Hostile input for tools/compare.py and tools/plot.py (issue 11, item 5).
+"""Hostile input for tools/compare.py and tools/plot.py.
 
 Run from this directory (ctest does):
     python3 -m unittest -v test_fuzz

@@ -81,7 +81,7 @@ TEST(Links, StagedCopyCrossesTheLinkTwiceInTurnOrAtOnce) {
   EXPECT_NEAR(book->ceiling_gbps(seq), 31.5, 0.1);   // down, then up the same link
   EXPECT_NEAR(book->ceiling_gbps(pipe), 63.0, 0.1);  // both directions at once
   EXPECT_NEAR(book->row_ceiling_gbps(pipe, 2, 1), 126.0, 0.1);
-  // 27.6 and 49 GB/s (issue 29, measured on this VM) are 88% and 78% of them.
+  // 27.6 and 49 GB/s (measured on an H200 VM) are 88% and 78% of them.
   EXPECT_EQ(over_line_rate(27.6, book->ceiling_gbps(seq), book->route_text(seq)), "");
   ASSERT_EQ(book->links().size(), 1u);  // the link is named once
   EXPECT_EQ(book->links()[0].describe(),
