@@ -359,8 +359,7 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
   f.ci95_rows = between.ci95_pct >= within_pct ? between.rows : 0;
   f.ci95_df = f.ci95_rows > 0 ? between.df : 0;
   f.between_sd_pct = between.sd_pct;
-  const double stated = std::hypot(std::max(between.ci95_pct, within_pct), f.floor_pct);
-  f.ci95_pct = std::isfinite(stated) ? stated : 100;  // JSON has no infinity
+  f.ci95_pct = stated_ci95_pct(between.ci95_pct, within_pct, f.floor_pct);
   // Quantiles of the merged samples are not in the files; the jobs' median stands for them.
   f.median_s = median_of(medians);
   f.p90_s = median_of(p90s);

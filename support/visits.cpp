@@ -89,9 +89,8 @@ std::vector<std::pair<std::string, double>> figure_counters(std::uint64_t bytes,
 
 }  // namespace
 
-double stated_ci95_pct(const std::vector<double>& means, double within_pct, double floor_pct) {
-  const double replicas = std::max(between_ci95_pct(means), within_pct);
-  const double stated = std::sqrt(replicas * replicas + floor_pct * floor_pct);
+double stated_ci95_pct(double between_pct, double within_pct, double floor_pct) {
+  const double stated = std::hypot(std::max(between_pct, within_pct), floor_pct);
   return std::isfinite(stated) ? stated : 100;  // JSON has no infinity
 }
 
@@ -127,7 +126,8 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct) {
   f.one_way_s = sum / static_cast<double>(means.size());
   f.fastest_s = fastest / static_cast<double>(means.size());
   f.floor_pct = floor_pct;
-  f.ci95_pct = stated_ci95_pct(means, within_ci95_pct(visits, f.one_way_s), floor_pct);
+  f.ci95_pct =
+      stated_ci95_pct(between_ci95_pct(means), within_ci95_pct(visits, f.one_way_s), floor_pct);
   f.samples = samples.count();
   const std::vector<double> q = samples.quantiles({0.5, 0.9, 0.99});
   f.median_s = q[0];

@@ -100,8 +100,9 @@ json::Value visit_json(const VisitRecord& record);
 void register_row(const std::string& family, std::uint64_t bytes,
                   std::function<void(benchmark::State&)> report);
 
-// The stated uncertainty from the spread of `means` (one per replica) and the interval their own
-// figures give (`within_pct`), with `floor_pct` added in quadrature; 100 where it is not finite.
-double stated_ci95_pct(const std::vector<double>& means, double within_pct, double floor_pct);
+// The stated uncertainty: the wider of the interval from the spread between replicas
+// (`between_pct`) and the one their own figures give (`within_pct`), with `floor_pct` added in
+// quadrature; 100 where it is not finite.
+double stated_ci95_pct(double between_pct, double within_pct, double floor_pct);
 
 }  // namespace xfer
