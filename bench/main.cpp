@@ -109,7 +109,7 @@ std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& wo
     }
   }
   if (!world.is_root() && config.dump_links.empty()) return std::nullopt;
-  const xfer::json::Value context = xfer::json::parse(registry.context().dump(0));
+  const xfer::json::Value& context = registry.context();
   if (!config.dump_links.empty()) {
     std::uint64_t status = 0;
     if (world.is_root()) {
@@ -227,10 +227,14 @@ std::vector<double> floors(const xfer::Config& config, const xfer::Registry& reg
 constexpr unsigned kStopGrace_s = 10;
 
 // A run asked to measure that measured nothing fails: a CI job that forgot the launcher, or
-// selected only paths that cannot run here, must not pass on no data.
-int measured_nothing(const xfer::World& world, const std::string& why) {
+// selected only paths that cannot run here, must not pass on no data. Listing the rows is not
+// a run.
+int measured_nothing(const xfer::RankZeroReporter& reporter, const xfer::Registry& registry,
+                     const xfer::World& world, const std::string& why) {
+  const int status = exit_status(reporter, registry, world);
+  if (registry.config().list_tests) return status;
   if (world.is_root()) std::fprintf(stderr, "xferbench: nothing was measured: %s\n", why.c_str());
-  return 1;
+  return std::max(status, 1);
 }
 
 int run(int argc, char** argv, const xfer::CommandLine& cl,
@@ -312,23 +316,19 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   runner.on_visit([&reporter](bool round_ended) { reporter.keep_current(round_ended); });
   if (registry.families() == 0) {
     reporter.write_without_runs();
-    const int status = exit_status(reporter, registry, world);
-    if (config.list_tests) return status;
-    const std::string why = world.size() == 1 ? "no path can run here with one rank (launch 2 "
+    return measured_nothing(reporter, registry, world,
+                            world.size() == 1 ? "no path can run here with one rank (launch 2 "
                                                 "or more: mpirun -np 2)"
-                                              : "no path can run here";
-    return std::max(status, measured_nothing(world, why));
+                                              : "no path can run here");
   }
   if (selection.rows.empty()) {
     reporter.write_without_runs();
     // Fine when the filter names a path skipped here; otherwise a typo that must not let a CI
     // job pass on no data.
-    if (selection.hint.empty() && filter_names_a_skipped_path(config.filter, registry)) {
-      const int status = exit_status(reporter, registry, world);
-      if (config.list_tests) return status;
-      return std::max(status, measured_nothing(world, "--benchmark_filter=" + config.filter +
-                                                          " selects only paths skipped here"));
-    }
+    if (selection.hint.empty() && filter_names_a_skipped_path(config.filter, registry))
+      return measured_nothing(
+          reporter, registry, world,
+          "--benchmark_filter=" + config.filter + " selects only paths skipped here");
     if (world.is_root())
       std::fprintf(stderr, "xferbench: --benchmark_filter=%s matches no benchmark here%s%s\n",
                    config.filter.c_str(), selection.hint.empty() ? "" : "; ",

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -17,12 +17,13 @@
 namespace xfer {
 
 namespace {
-// Rank 0's figure, on every rank (0: no known link).
+// Rank 0's figure, on every rank (0: no known link), bit for bit.
 double share_ceiling(const World& world, double mine) {
-  if (world.size() == 1) return mine;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", mine);
-  return std::atof(world.broadcast(world.is_root() ? std::string(text) : std::string()).c_str());
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &mine, sizeof bits);
+  bits = world.broadcast(bits, 0);
+  std::memcpy(&mine, &bits, sizeof mine);
+  return mine;
 }
 }  // namespace
 
