@@ -13,7 +13,7 @@ it (support/floor.cpp, machine_match), and "floors" per family the floor at each
 import math
 import os
 
-from . import files, history, machines
+from . import files, history, machines, names
 
 FORMAT = "xferbench-floor/1"
 DEFAULT_DIRECTORY = os.path.join("results", "floors")
@@ -43,12 +43,6 @@ def machine_match(context):
     }
 
 
-def family_and_bytes(name):
-    name = name.replace("/manual_time", "")
-    family, _, size = name.partition("/bytes:")
-    return family, int(size) if size.isdigit() else None
-
-
 def floor_document(document, source):
     """The floor file's content from a merged result `document` (read from `source`);
     InputError when it was not merged from MIN_JOBS or more jobs or states no spread."""
@@ -67,7 +61,8 @@ def floor_document(document, source):
         if row.get("run_type", "iteration") != "iteration" or row.get("error_occurred"):
             continue
         spread = row.get("between_sd_pct")
-        family, size = family_and_bytes(str(row.get("name", "")))
+        name = names.normalise_name(str(row.get("name", "")))
+        family, size = names.family_of(name), names.message_bytes(name)
         if not isinstance(spread, (int, float)) or not math.isfinite(spread) or size is None:
             continue
         floor = math.ceil(1.96 * spread * 10) / 10
