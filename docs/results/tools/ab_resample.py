@@ -913,6 +913,11 @@ def cost_lines(costs, pool, n_default, most):
             f"  whole selection in {m} min: {n} jobs a side (a sitting of "
             f"{costs.sitting_s(n, pool.families):.0f} s{capped})"
         )
+    if max(n_default.values()) > len(pool.blocks) / 2:
+        lines.append(
+            f"  (runs of more than half the pool's {len(pool.blocks)} pairs share most of their "
+            "jobs: their rates rest on fewer independent jobs than the runs' count suggests)"
+        )
     return lines
 
 
