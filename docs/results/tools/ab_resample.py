@@ -847,7 +847,9 @@ def parse_args(argv):
         default=3.0,
         help="slowdown planted in one family run alone, in 5 min (default 3)",
     )
-    parser.add_argument("--threshold", type=float, help="tools/ab's --threshold (default 3)")
+    parser.add_argument(
+        "--threshold", type=float, help=f"tools/ab's --threshold (default {ab.DEFAULT_THRESHOLD:g})"
+    )
     parser.add_argument("--alpha", type=float, help="tools/ab's --alpha (default 0.01)")
     parser.add_argument(
         "--verify",
@@ -1040,12 +1042,10 @@ def case_rates(cases, results):
 def main(argv):
     args = parse_args(argv)
     global POOL, OPTIONS
-    OPTIONS = argparse.Namespace(
-        metric="time", threshold=args.threshold, alpha=args.alpha, filter=None, cross_machine=False
-    )
     alpha = args.alpha if args.alpha is not None else report.DEFAULT_ALPHA[report.JOBS]
-    threshold = (
-        args.threshold if args.threshold is not None else report.DEFAULT_THRESHOLD[report.JOBS]
+    threshold = args.threshold if args.threshold is not None else ab.DEFAULT_THRESHOLD
+    OPTIONS = argparse.Namespace(
+        metric="time", threshold=threshold, alpha=args.alpha, filter=None, cross_machine=False
     )
     try:
         sittings = [load_sitting(p) for p in args.sittings]
