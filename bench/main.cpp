@@ -360,6 +360,17 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
   std::unique_ptr<xfer::Merge> merged;
   try {
     merged = std::make_unique<xfer::Merge>(config.merge);
+    // The run level of the jobs' machine, from its floor file (--xfer_floor=PCT: none).
+    if (config.floor_pct < 0) {
+      const xfer::json::Value match = merged->machine_match();
+      const std::string path = xfer::machine_floors_path(config.floor_file, match);
+      if (!path.empty()) {
+        merged->add_run_level(xfer::MachineFloors(path, xfer::read_floor_text(path), match));
+        if (world.is_root())
+          std::fprintf(stderr, "xferbench: spread between runs of this machine from %s\n",
+                       path.c_str());
+      }
+    }
   } catch (const xfer::UsageError& e) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
