@@ -19,6 +19,7 @@
 #include "error.hpp"
 #include "floor.hpp"
 #include "host_memory.hpp"
+#include "machine_plan.hpp"
 #include "merge.hpp"
 #include "paths.hpp"
 #include "preflight.hpp"
@@ -166,11 +167,7 @@ std::string chosen_floor_file(const xfer::Config& config, const xfer::json::Valu
     try {
       const xfer::json::Value match =
           xfer::machine_match(context, benchmark::CPUInfo::Get().num_cpus);
-      std::string path = config.floor_file;
-      if (path.empty()) {
-        const char* dir = std::getenv("XFER_FLOORS");
-        path = xfer::find_machine_floors(dir && *dir ? dir : "results/floors", match);
-      }
+      const std::string path = xfer::machine_floors_path(config.floor_file, match);
       if (!path.empty()) {
         const std::string text = xfer::read_floor_text(path);
         xfer::MachineFloors(path, text, match);  // throws if it is not this machine's
@@ -183,19 +180,21 @@ std::string chosen_floor_file(const xfer::Config& config, const xfer::json::Valu
   return world.broadcast(choice, 0);
 }
 
+// The machine file of chosen_floor_file's choice (none: an empty one); rank 0 checked it.
+xfer::MachineFloors machine_floors_of(const std::string& choice) {
+  if (choice[0] != 'F') return xfer::MachineFloors();
+  const auto newline = choice.find('\n');
+  return xfer::MachineFloors(choice.substr(1, newline - 1), choice.substr(newline + 1),
+                             xfer::json::Value());
+}
+
 // The floor each selected row's figure carries: --xfer_floor=PCT; else this machine's floor
 // file (--xfer_floor=FILE.json, or the one tools/run wrote for this machine) for the families
 // it holds; else the path's built-in one. context.xferbench.floor says which: per family, the
 // sizes whose floor came from "flag", "machine" or "built-in".
 std::vector<double> floors(const xfer::Config& config, const xfer::Registry& registry,
-                           const std::vector<std::size_t>& selected, const std::string& choice,
-                           xfer::json::Value& context) {
-  xfer::MachineFloors machine;
-  if (choice[0] == 'F') {
-    const auto newline = choice.find('\n');
-    machine = xfer::MachineFloors(choice.substr(1, newline - 1), choice.substr(newline + 1),
-                                  xfer::json::Value());
-  }
+                           const std::vector<std::size_t>& selected,
+                           const xfer::MachineFloors& machine, xfer::json::Value& context) {
   xfer::json::Value record = xfer::json::Value::object();
   record.set("file", machine.file().empty() ? xfer::json::Value() : machine.file());
   if (config.floor_pct >= 0) record.set("pct", config.floor_pct);
@@ -292,18 +291,23 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
   }
-  const xfer::Plan plan{config.visits, config.jobs, config.repetitions, config.interleave,
-                        config.seed};
+  // The machine file gives the floors, and to --xfer_jobs=auto the jobs and the rows' times.
   const std::string floor_choice = chosen_floor_file(config, context, world);  // collective
   if (floor_choice[0] == 'E') {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", floor_choice.c_str() + 1);
     return 2;
   }
-  if (world.is_root() && floor_choice[0] == 'F')
-    std::fprintf(stderr, "xferbench: floor of this machine from %s\n",
-                 floor_choice.substr(1, floor_choice.find('\n') - 1).c_str());
-  const std::vector<double> row_floors =
-      floors(config, registry, selection.rows, floor_choice, context);
+  const xfer::MachineFloors machine = machine_floors_of(floor_choice);
+  if (world.is_root() && !machine.file().empty())
+    std::fprintf(stderr, "xferbench: floor of this machine from %s\n", machine.file().c_str());
+  std::vector<std::string> names;
+  for (const std::size_t i : selection.rows) names.push_back(registry.rows()[i].name);
+  const xfer::JobsAndTimes jobs_and_times = xfer::plan_jobs_and_times(config, machine, names);
+  config.jobs = jobs_and_times.jobs;
+  xfer::record_jobs_and_times(*context.find("plan"), jobs_and_times, machine);
+  const xfer::Plan plan{config.visits,     config.jobs, config.repetitions,
+                        config.interleave, config.seed, jobs_and_times.max_time_s};
+  const std::vector<double> row_floors = floors(config, registry, selection.rows, machine, context);
   xfer::Runner runner(registry, selection.rows, row_floors, plan,
                       xfer::Harness{config, world, watchdog}, started);
   runner.register_rows();
@@ -356,6 +360,17 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
   std::unique_ptr<xfer::Merge> merged;
   try {
     merged = std::make_unique<xfer::Merge>(config.merge);
+    // The run level of the jobs' machine, from its floor file (--xfer_floor=PCT: none).
+    if (config.floor_pct < 0) {
+      const xfer::json::Value match = merged->machine_match();
+      const std::string path = xfer::machine_floors_path(config.floor_file, match);
+      if (!path.empty()) {
+        merged->add_run_level(xfer::MachineFloors(path, xfer::read_floor_text(path), match));
+        if (world.is_root())
+          std::fprintf(stderr, "xferbench: spread between runs of this machine from %s\n",
+                       path.c_str());
+      }
+    }
   } catch (const xfer::UsageError& e) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;

@@ -121,11 +121,13 @@ const std::vector<Flag>& flags() {
        [](Config& c, const std::string& f, const std::string& v) {
          c.visits = parse_int(f, v, 1, 1000, "a whole number from 1 to 1000");
        }},
-      {"xfer_jobs", "XFER_JOBS", "N",
+      {"xfer_jobs", "XFER_JOBS", "N|auto",
        "this run is one of N separate MPI jobs whose results are merged (--xfer_merge): each "
-       "visit gets 1/(visits x N) of a row's time (default 1; tools/run sets it)",
+       "visit gets 1/(visits x N) of a row's time (default 1; tools/run sets it); auto: N and "
+       "the rows' times from the plan in this machine's floor file (--xfer_floor), else 3",
        [](Config& c, const std::string& f, const std::string& v) {
-         c.jobs = parse_int(f, v, 1, 64, "a whole number from 1 to 64");
+         c.jobs_auto = v == "auto";
+         c.jobs = c.jobs_auto ? 1 : parse_int(f, v, 1, 64, "a whole number from 1 to 64, or auto");
        }},
       {"xfer_seed", "XFER_SEED", "N",
        "order of the visits (default: a new one each run, recorded in the result file)",
@@ -135,7 +137,9 @@ const std::vector<Flag>& flags() {
       {"xfer_floor", "XFER_FLOOR", "PCT|auto|FILE.json",
        "spread between processes that one run's visits cannot see, added to every row's +-% "
        "(default auto: this machine's floor file under $XFER_FLOORS, else results/floors, that "
-       "tools/run wrote; else measured per path; docs/reproducibility.md)",
+       "tools/run wrote; else measured per path; docs/reproducibility.md). The same file gives "
+       "--xfer_jobs=auto its plan, and --xfer_merge the spread between runs (run_sd_pct) it "
+       "adds to a merged row's +-%; a PCT gives neither",
        [](Config& c, const std::string& f, const std::string& v) {
          c.floor_pct = -1;
          c.floor_file.clear();
@@ -189,9 +193,11 @@ const std::vector<Flag>& flags() {
        }},
       {"xfer_max_time", "XFER_MAX_TIME", "SECONDS",
        "or once its timed loops, all visits together, have run this long, marked time-limited "
-       "(default 0.1)",
+       "(default 0.1; with --xfer_jobs=auto and no --xfer_max_time, a row the machine's plan "
+       "lists gets the plan's time)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.precision.max_time_s = parse_number(f, v, 0.001, 86400, "seconds above 0, up to 86400");
+         c.max_time_given = true;  // it then overrides the row times of --xfer_jobs=auto
        }},
       {"xfer_timeout", "XFER_TIMEOUT", "SECONDS",
        "watchdog: end the job (exit status 3) if one benchmark run, all its iterations "
@@ -387,9 +393,9 @@ std::string settings_fingerprint(const CommandLine& cl) {
   for (const int g : c.gpu_map) out << g << ',';
   out << '\n' << c.test_fail.call << '@' << c.test_fail.bytes << '#' << c.test_fail.rank;
   out << '\n'
-      << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.seed << ' ' << c.floor_pct
-      << ' ' << c.floor_file << ' ' << c.repetitions << ' ' << c.interleave << ' '
-      << c.test_shift_pct << '\n'
+      << c.modes_given << ' ' << c.visits << ' ' << c.jobs << ' ' << c.jobs_auto << ' '
+      << c.max_time_given << ' ' << c.seed << ' ' << c.floor_pct << ' ' << c.floor_file << ' '
+      << c.repetitions << ' ' << c.interleave << ' ' << c.test_shift_pct << '\n'
       << c.filter << '\n'
       << c.test_slowdown << '\n'
       << c.test_host_pages;

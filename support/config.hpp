@@ -36,6 +36,7 @@ struct Config {
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
   int warmup = 5;                // untimed round trips / copies before a row's first timed loop
   Precision precision;           // when a row has measured enough
+  bool max_time_given = false;   // --xfer_max_time was set (flag or environment)
   std::string pairs = "0:1";     // --xfer_pairs as given; resolved against the world size into
   RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
   int window = 64;               // messages in flight in mode:stream and mode:bidir
@@ -44,6 +45,7 @@ struct Config {
   bool modes_given = false;  // --xfer_modes was set: a filter cannot add modes (selection.hpp)
   int visits = 3;            // visits per row (--xfer_visits; runner.hpp)
   int jobs = 1;              // jobs tools/run merges this run with (--xfer_jobs)
+  bool jobs_auto = false;    // --xfer_jobs=auto: jobs (and row times) from this machine's plan
   std::uint64_t seed = 0;    // order of the visits (--xfer_seed); 0: rank 0 draws one
   double floor_pct = -1;     // --xfer_floor=PCT; below 0: each row's measured floor (floor.hpp)
   std::string floor_file;    // --xfer_floor=FILE.json: this machine's floor file, not looked up

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "error.hpp"
@@ -36,7 +37,8 @@ double measured_floor_pct(const std::string& name) {
 
 namespace {
 
-constexpr const char* kFormat = "xferbench-floor/1";
+constexpr const char* kFormatFloors = "xferbench-floor/1";  // floors only
+constexpr const char* kFormatPlan = "xferbench-floor/2";    // and run_floors and plan
 
 const json::Value& member(const json::Value& object, const char* key) {
   static const json::Value none;
@@ -95,6 +97,88 @@ json::Value machine_match(const json::Value& xferbench, int num_cpus) {
   return out;
 }
 
+namespace {
+
+bool is_floor_format(const json::Value& doc) {
+  const std::string& format = member(doc, "format").text();
+  return format == kFormatFloors || format == kFormatPlan;
+}
+
+bool whole(double x) { return std::isfinite(x) && x == std::floor(x); }
+
+// Checks `table` ({family: [[bytes, ...], ...]}): each point `width` finite numbers, bytes a
+// whole number above 0, and `valid` true of the point. `what` names the member in messages,
+// `form` the expected point.
+void check_points(const std::string& file, const std::string& what, const json::Value& table,
+                  std::size_t width, const std::function<bool(const std::vector<double>&)>& valid,
+                  const std::string& form) {
+  if (!table.is_object())
+    throw UsageError("--xfer_floor: " + file + ": " + what + ": expected {family: [" + form +
+                     ", ...]}");
+  for (std::size_t f = 0; f < table.keys().size(); ++f) {
+    const std::string where = what + "[\"" + table.keys()[f] + "\"]";
+    const json::Value& points = table.items()[f];
+    if (!points.is_array())
+      throw UsageError("--xfer_floor: " + file + ": " + where + ": expected [" + form + ", ...]");
+    for (std::size_t i = 0; i < points.items().size(); ++i) {
+      const json::Value& point = points.items()[i];
+      std::vector<double> numbers;
+      if (point.is_array() && point.items().size() == width)
+        for (const json::Value& n : point.items())
+          if (n.is_number() && std::isfinite(n.number())) numbers.push_back(n.number());
+      if (numbers.size() != width || !(numbers[0] > 0) || !whole(numbers[0]) || !valid(numbers))
+        throw UsageError("--xfer_floor: " + file + ": " + where + "[" + std::to_string(i) +
+                         "] is " + point.dump(0) + ": expected " + form);
+    }
+  }
+}
+
+// The point of `table` ({family: [[bytes, ...], ...]}, checked) for the row `name`: its family's
+// at the nearest size within a factor of kPoolSizeFactor (sizes that far apart move
+// differently), or null when none is that near.
+const json::Value* nearest_point(const json::Value& table, const std::string& name) {
+  const auto at = name.find("/bytes:");
+  if (at == std::string::npos) return nullptr;
+  const json::Value* points = table.find(name.substr(0, at));
+  if (!points) return nullptr;
+  const double bytes = std::strtod(name.c_str() + at + 7, nullptr);
+  const json::Value* best = nullptr;
+  double distance = 0;
+  for (const json::Value& point : points->items()) {
+    const double d = std::fabs(std::log2(point.items()[0].number() / std::max(bytes, 1.0)));
+    if (d > std::log2(kPoolSizeFactor)) continue;
+    if (!best || d < distance) {
+      best = &point;
+      distance = d;
+    }
+  }
+  return best;
+}
+
+// A /2 file's plan: null, or {"jobs": 3..64, "rows": {family: [[bytes, seconds], ...]},
+// "budget_s" and "predicted_wall_s" numbers or null}; other members are for people to read.
+void check_plan(const std::string& file, const json::Value& plan) {
+  if (plan.is_null()) return;
+  const auto bad = [&file](const std::string& what) {
+    return UsageError("--xfer_floor: " + file + ": plan" + what);
+  };
+  if (!plan.is_object()) throw bad(": expected null or an object");
+  const json::Value& jobs = member(plan, "jobs");
+  if (!jobs.is_number() || !whole(jobs.number()) || jobs.number() < 3 || jobs.number() > 64)
+    throw bad(".jobs is " + jobs.dump(0) + ": expected a whole number from 3 to 64");
+  check_points(
+      file, "plan.rows", member(plan, "rows"), 2,
+      [](const std::vector<double>& p) { return p[1] > 0 && p[1] <= 86400; },
+      "[bytes, seconds] with seconds above 0, up to 86400");
+  for (const char* key : {"budget_s", "predicted_wall_s"}) {
+    const json::Value& v = member(plan, key);
+    if (!v.is_null() && !(v.is_number() && std::isfinite(v.number())))
+      throw bad(std::string(".") + key + " is " + v.dump(0) + ": expected seconds or null");
+  }
+}
+
+}  // namespace
+
 MachineFloors::MachineFloors(const std::string& file, const std::string& text,
                              const json::Value& match)
     : file_(file) {
@@ -104,36 +188,60 @@ MachineFloors::MachineFloors(const std::string& file, const std::string& text,
   } catch (const std::exception& e) {
     throw UsageError("--xfer_floor: " + file + ": " + e.what());
   }
-  if (member(doc, "format").text() != kFormat || !member(doc, "floors").is_object())
-    throw UsageError("--xfer_floor: " + file + ": not a floor file (format " + kFormat +
-                     ", written by tools/run or tools/track floor)");
+  if (!is_floor_format(doc))
+    throw UsageError("--xfer_floor: " + file + ": not a floor file (format " + kFormatFloors +
+                     " or " + kFormatPlan + ", written by tools/run or tools/track floor)");
   if (!match.is_null() && !same_value(member(doc, "match"), match))
     throw UsageError("--xfer_floor: " + file +
                      ": measured on another machine or software (its \"match\" differs from "
                      "this run's)");
   floors_ = member(doc, "floors");
+  check_points(
+      file, "floors", floors_, 2, [](const std::vector<double>& p) { return p[1] >= 0; },
+      "[bytes, pct] with pct >= 0");
+  if (member(doc, "format").text() == kFormatFloors) return;
+  // A /2 file always holds both: {} and null until its history is long enough.
+  if (!doc.find("run_floors") || !doc.find("plan"))
+    throw UsageError("--xfer_floor: " + file + ": a " + kFormatPlan +
+                     " file holds \"run_floors\" and \"plan\" ({} and null until 3 runs)");
+  run_floors_ = member(doc, "run_floors");
+  check_points(
+      file, "run_floors", run_floors_, 3,
+      [](const std::vector<double>& p) { return p[1] >= 0 && p[2] >= 1; },
+      "[bytes, sd_pct, df] with sd_pct >= 0 and df >= 1");
+  plan_ = member(doc, "plan");
+  check_plan(file, plan_);
 }
 
 double MachineFloors::pct(const std::string& name) const {
+  const json::Value* point = nearest_point(floors_, name);
+  return point ? point->items()[1].number() : -1;
+}
+
+RunLevel MachineFloors::run_level(const std::string& name) const {
+  const json::Value* point = nearest_point(run_floors_, name);
+  return point ? RunLevel{point->items()[1].number(), point->items()[2].number()} : RunLevel{};
+}
+
+int MachineFloors::plan_jobs() const {
+  return plan_.is_null() ? 0 : static_cast<int>(member(plan_, "jobs").number());
+}
+
+double MachineFloors::plan_seconds(const std::string& name) const {
   const auto at = name.find("/bytes:");
-  if (at == std::string::npos) return -1;
-  const json::Value* points = floors_.find(name.substr(0, at));
-  if (!points || !points->is_array()) return -1;
+  const json::Value* points =
+      at == std::string::npos ? nullptr : member(plan_, "rows").find(name.substr(0, at));
+  if (!points) return -1;
   const double bytes = std::strtod(name.c_str() + at + 7, nullptr);
-  double best = -1, distance = 0;
-  for (const json::Value& point : points->items()) {
-    if (!point.is_array() || point.items().size() != 2) continue;
-    const double size = point.items()[0].number();
-    const double pct = point.items()[1].number();
-    if (!(size > 0) || !(pct >= 0)) continue;
-    const double d = std::fabs(std::log2(size / std::max(bytes, 1.0)));
-    if (d > std::log2(kPoolSizeFactor)) continue;  // sizes that far apart move differently
-    if (best < 0 || d < distance) {
-      best = pct;
-      distance = d;
-    }
-  }
-  return best;
+  for (const json::Value& point : points->items())
+    if (point.items()[0].number() == bytes) return point.items()[1].number();
+  return -1;
+}
+
+std::string machine_floors_path(const std::string& named, const json::Value& match) {
+  if (!named.empty()) return named;
+  const char* dir = std::getenv("XFER_FLOORS");
+  return find_machine_floors(dir && *dir ? dir : "results/floors", match);
 }
 
 std::string find_machine_floors(const std::string& dir, const json::Value& match) {
@@ -144,11 +252,13 @@ std::string find_machine_floors(const std::string& dir, const json::Value& match
     if (it->path().extension() == ".json") files.push_back(it->path().string());
   std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
+    json::Value doc;
     try {
-      MachineFloors(file, read_floor_text(file), match);
-      return file;
-    } catch (const UsageError&) {  // another machine's, or not a floor file
+      doc = json::parse(read_floor_text(file));
+    } catch (const std::exception&) {  // not JSON, or not readable: not a floor file
+      continue;
     }
+    if (is_floor_format(doc) && same_value(member(doc, "match"), match)) return file;
   }
   return "";
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "json.hpp"
+#include "pooled.hpp"
 
 namespace xfer {
 
@@ -20,30 +21,50 @@ double measured_floor_pct(const std::string& name);
 // runtime, NCCL, MPI library and CUDA-awareness, world size, CPUs (tools/xfertools/floors.py).
 json::Value machine_match(const json::Value& xferbench, int num_cpus);
 
-// A machine's floor file: {"format": "xferbench-floor/1", "match": {...}, "floors": {family:
-// [[bytes, pct], ...]}, ...}.
+// A machine's floor file, written by tools/track floor from this machine's merged runs:
+//   {"format": "xferbench-floor/1" or "/2", "match": {...}, "floors": {family: [[bytes, pct],
+//   ...]}, ...}; a /2 file also holds "run_floors": {family: [[bytes, sd_pct, df], ...]} (the
+//   spread of a run's mean between runs that its jobs cannot see) and "plan": null or {"jobs":
+//   J, "rows": {family: [[bytes, seconds], ...]}, "budget_s": ..., "predicted_wall_s": ...}
+//   (how tools/run should run this machine: --xfer_jobs=auto).
 class MachineFloors {
  public:
   MachineFloors() = default;
   // Parses `text` read from `file`; throws UsageError "--xfer_floor: FILE: ..." when it is not
-  // a floor file, or (with `match` not null) one of another machine.
+  // a floor file, one of another machine (with `match` not null), or a member is not of the
+  // shape above.
   MachineFloors(const std::string& file, const std::string& text, const json::Value& match);
 
   const std::string& file() const { return file_; }
   // The row's floor from the file (its family's, at the nearest size measured within a factor
   // of 8), or -1 when the file holds none that near.
   double pct(const std::string& name) const;
+  // The row's run-level spread, looked up as pct() is; df 0 when the file holds none that near.
+  RunLevel run_level(const std::string& name) const;
+  // The file's plan: null, or the object the file holds (jobs, rows, budget_s, ...).
+  const json::Value& plan() const { return plan_; }
+  // plan.jobs; 0 without a plan.
+  int plan_jobs() const;
+  // The row's seconds in plan.rows (its family at exactly its size), or -1 when not listed.
+  double plan_seconds(const std::string& name) const;
 
  private:
   std::string file_;
   json::Value floors_ = json::Value::object();
+  json::Value run_floors_ = json::Value::object();
+  json::Value plan_;
 };
+
+// Where this run's machine file is: `named` (--xfer_floor=FILE.json) as given, else the floor
+// file under $XFER_FLOORS (else results/floors) whose "match" equals `match`; "" if none.
+std::string machine_floors_path(const std::string& named, const json::Value& match);
 
 // A floor file's text; throws UsageError "--xfer_floor: FILE: cannot read it".
 std::string read_floor_text(const std::string& path);
 
 // The floor file under `dir` whose "match" equals `match` (the first in name order), "" if none.
-// Files that are not floor files are passed over.
+// Files that are not floor files, and other machines', are passed over; this machine's is
+// returned even when a member is malformed, so that reading it says what is wrong.
 std::string find_machine_floors(const std::string& dir, const json::Value& match);
 
 }  // namespace xfer

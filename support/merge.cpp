@@ -97,6 +97,7 @@ Merge::Merge(const std::vector<std::string>& files) {
   if (files.empty())
     throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
   std::string first_make_up;
+  std::string first_digest;
   std::vector<std::string> first_rows;  // of the first whole job
   std::string first_whole;
   std::vector<JobRows> all_rows;
@@ -174,6 +175,7 @@ Merge::Merge(const std::vector<std::string>& files) {
     if (job == 0) {
       first_make_up = make_up(*x);
       context_ = *x;
+      num_cpus_ = static_cast<int>(counter(*context, "num_cpus"));
     } else if (make_up(*x) != first_make_up) {
       throw UsageError("--xfer_merge: " + path + ": not made by the same build on the same machine "
                        "with the same settings as " + files[0]);
@@ -184,6 +186,17 @@ Merge::Merge(const std::vector<std::string>& files) {
       first_whole = path;
     } else if (!cut_short && names != first_rows) {
       throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
+    }
+    // Jobs of one run time their rows alike (machine_plan.hpp): a job given other row times
+    // (--xfer_max_time, or the plan of a machine file that changed between jobs) is another run.
+    const json::Value* digest = plan ? plan->find("times_digest") : nullptr;
+    if (job == 0) {
+      first_digest = digest ? digest->text() : "";
+    } else if ((digest ? digest->text() : "") != first_digest) {
+      throw UsageError("--xfer_merge: " + path + ": its rows were given other times than " +
+                       files[0] +
+                       "'s (context.xferbench.plan.times_digest differs: --xfer_max_time, or "
+                       "the plan of --xfer_jobs=auto); the jobs of one run must measure alike");
     }
     all_rows.push_back({path, names, cut_short});
     if (const json::Value* visits = x->find("visits"); visits && visits->is_object()) {
@@ -219,10 +232,18 @@ Merge::Merge(const std::vector<std::string>& files) {
   interval.set("rule", "between-job variance of log time pooled over the family's rows");
   interval.set("size_factor", kPoolSizeFactor);
   interval.set("noisier_alpha", kNoisierAlpha);
+  interval.set("run_floors", json::Value());  // add_run_level: the machine file
   merged.set("interval", interval);
   context_.set("jobs", jobs_);
   context_.set("merged", merged);
   context_.set("summary", json::Value());
+}
+
+json::Value Merge::machine_match() const { return xfer::machine_match(context_, num_cpus_); }
+
+void Merge::add_run_level(const MachineFloors& machine) {
+  for (auto& [name, row] : rows_) row.run = machine.run_level(name);
+  context_.find("merged")->find("interval")->set("run_floors", machine.file());
 }
 
 void Merge::mark_incomplete(const std::vector<JobRows>& jobs) {
@@ -299,7 +320,8 @@ void Merge::pool_rows() {
   }
 }
 
-Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, const Pool& pool) {
+Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, const Pool& pool,
+                           const RunLevel& run) {
   Figure f;
   f.directions = directions;
   f.jobs = static_cast<int>(jobs.size());
@@ -355,10 +377,11 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
   // The jobs with a spread of their own stand for all n in the mean's within-visit term.
   const double within_pct =
       with_spread == 0 ? 0 : std::sqrt(within_sq / with_spread / n) / f.one_way_s * 100;
-  const BetweenJobs between = between_jobs_ci95(means, pool);
+  const BetweenJobs between = with_run_level(between_jobs_ci95(means, pool), run);
   f.ci95_rows = between.ci95_pct >= within_pct ? between.rows : 0;
   f.ci95_df = f.ci95_rows > 0 ? between.df : 0;
   f.between_sd_pct = between.sd_pct;
+  f.run_sd_pct = between.run_sd_pct;
   f.ci95_pct = stated_ci95_pct(between.ci95_pct, within_pct, f.floor_pct);
   // Quantiles of the merged samples are not in the files; the jobs' median stands for them.
   f.median_s = median_of(medians);
@@ -379,7 +402,7 @@ void Merge::register_rows() {
                    const auto repetition = static_cast<std::size_t>(row->calls++);
                    Figure figure = repetition < row->by_repetition.size()
                                        ? combine_jobs(row->by_repetition[repetition], directions,
-                                                      row->pools[repetition])
+                                                      row->pools[repetition], row->run)
                                        : Figure{"no such repetition in the merged files"};
                    if (planned_visits > 0) figure.visits_planned = planned_visits;
                    if (!figure.error.empty()) {

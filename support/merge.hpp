@@ -6,9 +6,10 @@
 // Student's t with jobs - 1 degrees of freedom), never below what the jobs' own visits allow (a job
 // of one visit of one sample has no spread of its own, and adds none). With 3 or more jobs that
 // spread is the between-process spread the floor of a single job stands in for, so the merged row
-// carries no floor. The merged document is written by Google Benchmark's own reporters, as a run's
-// is; context.xferbench is the first file's, with "jobs", "merged" (sources and seeds) and every
-// job's visits.
+// carries no floor. Where this machine's floor file states how a whole run moves between runs,
+// which no run's jobs can see, the interval adds that (run_sd_pct). The merged document is written
+// by Google Benchmark's own reporters, as a run's is; context.xferbench is the first file's, with
+// "jobs", "merged" (sources, seeds, how intervals were made) and every job's visits.
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "floor.hpp"
 #include "harness.hpp"
 #include "json.hpp"
 #include "pooled.hpp"
@@ -31,6 +33,12 @@ class Merge {
   // result incomplete, saying which. Throws UsageError "--xfer_merge: FILE: ..." naming what
   // is wrong.
   explicit Merge(const std::vector<std::string>& files);
+
+  // This run's machine as the floor files' "match" states it: job 1's context and CPUs.
+  json::Value machine_match() const;
+  // Adds to each row's interval the run-level spread that `machine`'s run_floors state for it
+  // (pooled.hpp, with_run_level); context.xferbench.merged.interval.run_floors names the file.
+  void add_run_level(const MachineFloors& machine);
 
   // Registers every row with Google Benchmark, in the first file's order; each call reports
   // the merged figure of that row's next repetition.
@@ -63,9 +71,9 @@ class Merge {
   };
   // The jobs' figures of one row combined (`directions` 2 for bidir rows); its interval from
   // `pool` (the between-job spread of its family's rows near its size), or without one from
-  // its own jobs alone.
+  // its own jobs alone, with `run` (the machine's run level for the row) added.
   static Figure combine_jobs(const std::vector<JobFigure>& jobs, int directions,
-                             const Pool& pool = Pool{});
+                             const Pool& pool = Pool{}, const RunLevel& run = RunLevel{});
 
  private:
   struct Row {
@@ -73,6 +81,7 @@ class Merge {
     std::uint64_t bytes = 0;
     std::vector<std::vector<JobFigure>> by_repetition;  // [repetition][job]
     std::vector<Pool> pools;                            // [repetition]
+    RunLevel run;                                       // from the machine file
     int calls = 0;
   };
   struct JobRows {
@@ -89,6 +98,7 @@ class Merge {
   std::vector<std::string> cut_short_;  // one line per job cut short
   std::set<std::string> not_measured_;  // rows a job cut short had not visited
   double jobs_wall_s_ = 0;
+  int num_cpus_ = 0;                // job 1's, as Google Benchmark's context states it
   std::vector<std::string> order_;  // row names, in the first file's order
   std::map<std::string, Row> rows_;
   json::Value context_;

@@ -1,5 +1,6 @@
 #include "pooled.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "stats.hpp"
@@ -87,6 +88,22 @@ BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& po
   const auto df = static_cast<std::size_t>(std::floor(pool.df));
   const double half = t95(df) * std::sqrt(pool.variance / static_cast<double>(n)) * 100;
   return {half, pool.df, pool.rows, std::sqrt(pool.variance) * 100};
+}
+
+BetweenJobs with_run_level(const BetweenJobs& between, const RunLevel& run) {
+  if (!(run.df > 0) || !(run.sd_pct > 0) || !(between.df > 0)) return between;
+  // The t quantile between_jobs_ci95 used: whole degrees of freedom, rounded down.
+  const double t_b = t95(static_cast<std::size_t>(std::floor(between.df)));
+  const double v_b = std::pow(between.ci95_pct / 100 / t_b, 2);
+  const double v_r = std::pow(run.sd_pct / 100, 2);
+  const double v = v_b + v_r;
+  BetweenJobs out = between;
+  // Satterthwaite's df can exceed the between part's (a run part of many df); a t quantile
+  // that drops with the added term would state a narrower interval for more variance.
+  out.df = std::min(between.df, v * v / (v_b * v_b / between.df + v_r * v_r / run.df));
+  out.ci95_pct = t95(static_cast<std::size_t>(std::floor(out.df))) * std::sqrt(v) * 100;
+  out.run_sd_pct = run.sd_pct;
+  return out;
 }
 
 }  // namespace xfer

@@ -6,7 +6,9 @@
 // kPoolSizeFactor in size move alike (log time), so their spreads are pooled. The degrees of
 // freedom count the family's shared per-job shift once (Satterthwaite), not once per row. A row
 // whose own jobs spread significantly more than its pool (an F test at kNoisierAlpha) keeps the
-// interval its own jobs give. docs/reproducibility.md, "A merged row's interval", says more.
+// interval its own jobs give. What no run's jobs can see, a shift of the whole run, is added
+// from the machine's earlier runs where they measured it (with_run_level).
+// docs/reproducibility.md, "A merged row's interval", says more.
 #pragma once
 
 #include <cstdint>
@@ -45,11 +47,26 @@ struct BetweenJobs {
   double df = 0;        // degrees of freedom of the t quantile that made it
   int rows = 0;         // rows whose spread made it: 1 for the row's own jobs alone
   double sd_pct = 0;    // the sd of ln time of one job's figure it rests on, in percent
+  double run_sd_pct = 0;  // the run level with_run_level added to it (0: none)
 };
 
 // From `pool` (t with the pool's degrees of freedom), unless the pool holds the row alone or the
 // row's own jobs are significantly noisier than it: then from the row's jobs alone (t with
 // jobs - 1 degrees of freedom). 0 below 2 jobs.
 BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& pool);
+
+// The spread of a run's mean between runs that its jobs' spread cannot see (a machine's
+// run_floors, floor.hpp): sd of ln time in percent, and its degrees of freedom (0: none known).
+struct RunLevel {
+  double sd_pct = 0;
+  double df = 0;
+};
+
+// `between` with the run level added: the variance of the jobs' mean it rests on, V_b =
+// (ci95_pct / 100 / t95(df_b))^2, plus sd_R^2, with Satterthwaite's degrees of freedom
+// V^2 / (V_b^2 / df_b + sd_R^4 / df_R), at most df_b (the term never narrows the interval),
+// and half-width t95(floor(df)) sqrt(V). Unchanged without a run level or a between-job part
+// (fewer than 2 jobs).
+BetweenJobs with_run_level(const BetweenJobs& between, const RunLevel& run);
 
 }  // namespace xfer

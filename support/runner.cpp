@@ -81,6 +81,7 @@ Row Runner::row_for(const Slot& slot) const {
   const RowSpec& spec = registry_.rows()[selected_[slot.row]];
   // Each visit gets its share of the row's time and minimums, and a pattern of its own.
   Precision share = h_.config.precision;
+  if (slot.row < plan_.max_time_s.size()) share.max_time_s = plan_.max_time_s[slot.row];
   const double visits = plan_.visits * plan_.jobs;  // the row's visits in all jobs together
   share.max_time_s /= visits;
   share.min_time_s /= visits;

@@ -34,6 +34,9 @@ struct Plan {
   int repetitions = 1;  // Google Benchmark's --benchmark_repetitions
   bool shuffle_last = false;  // --benchmark_enable_random_interleaving
   std::uint64_t seed = 0;
+  // Per selected row: its --xfer_max_time, all visits and jobs together (machine_plan.hpp);
+  // empty: --xfer_max_time for every row.
+  std::vector<double> max_time_s;
 };
 
 // The order of the visits: (index into the selected rows, repetition), round after round.

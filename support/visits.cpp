@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, double>> figure_counters(std::uint64_t bytes,
     out.emplace_back("ci95_rows", f.ci95_rows);
     out.emplace_back("ci95_df", f.ci95_df);
     out.emplace_back("between_sd_pct", f.between_sd_pct);
+    out.emplace_back("run_sd_pct", f.run_sd_pct);
   }
   if (f.pairs > 1) {
     const double pair_bytes = static_cast<double>(bytes) * f.directions;

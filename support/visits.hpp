@@ -53,6 +53,9 @@ struct Figure {
   // And the spread of one job's figure between jobs (sd of ln time, percent) that the rows
   // pooled state: what a single process cannot see (a machine's floor, tools/track floor).
   double between_sd_pct = 0;
+  // And the run-level sd of ln time (percent) from the machine's earlier runs that ci95_pct
+  // holds besides (pooled.hpp, with_run_level; 0: none).
+  double run_sd_pct = 0;
   // The per-message samples of every visit: how many, and their quantiles in seconds.
   std::size_t samples = 0;
   double median_s = 0, min_s = 0, max_s = 0, p90_s = 0, p99_s = 0;
@@ -72,9 +75,9 @@ Figure combine(const std::vector<VisitRecord>& visits, double floor_pct);
 // Hands `figure` to Google Benchmark (iterations = messages, time = one-way time per message)
 // and sets bytes_per_second and the counters: GB/s, latency_us, batch, samples,
 // median/min/max/p90/p99 in us, ci95_pct, floor_pct, visits, jobs, time_limited (ci95_rows,
-// ci95_df and between_sd_pct in a merged file; pairs, pair_gbps_min, pair_gbps_max with several
-// pairs; link_gbps and pct_of_link where the link is known); the label shows the precision. A
-// row above 100% of its link_gbps fails instead: that is an error in the measurement or in the
+// ci95_df, between_sd_pct and run_sd_pct in a merged file; pairs, pair_gbps_min, pair_gbps_max with
+// several pairs; link_gbps and pct_of_link where the link is known); the label shows the precision.
+// A row above 100% of its link_gbps fails instead: that is an error in the measurement or in the
 // peak, not a result.
 void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& figure);
 

@@ -218,6 +218,33 @@ TEST(Precision, FlagsAndTheirLimits) {
             settings_fingerprint(parse({"--xfer_precision=3"})));
 }
 
+TEST(Jobs, AutoFromTheFlagOrTheEnvironmentAndANumberOverridesIt) {
+  const Config plain = parse({}).config;
+  EXPECT_FALSE(plain.jobs_auto);
+  EXPECT_EQ(plain.jobs, 1);
+  EXPECT_TRUE(parse({"--xfer_jobs=auto"}).config.jobs_auto);
+  EXPECT_TRUE(parse({}, {{"XFER_JOBS", "auto"}}).config.jobs_auto);
+  const Config given = parse({"--xfer_jobs=5"}, {{"XFER_JOBS", "auto"}}).config;
+  EXPECT_FALSE(given.jobs_auto);
+  EXPECT_EQ(given.jobs, 5);
+  EXPECT_NE(usage_error({"--xfer_jobs=many"})
+                .find("--xfer_jobs='many': expected a whole number "
+                      "from 1 to 64, or auto"),
+            std::string::npos);
+  EXPECT_NE(settings_fingerprint(parse({"--xfer_jobs=auto"})),
+            settings_fingerprint(parse({"--xfer_jobs=1"})));
+}
+
+TEST(Jobs, AMaxTimeGivenByFlagOrEnvironmentIsKnownAsGiven) {
+  // With --xfer_jobs=auto, the plan's row times apply only where no --xfer_max_time was given,
+  // even one equal to the default.
+  EXPECT_FALSE(parse({"--xfer_jobs=auto"}).config.max_time_given);
+  EXPECT_TRUE(parse({"--xfer_jobs=auto", "--xfer_max_time=0.1"}).config.max_time_given);
+  EXPECT_TRUE(parse({"--xfer_jobs=auto"}, {{"XFER_MAX_TIME", "0.1"}}).config.max_time_given);
+  EXPECT_NE(settings_fingerprint(parse({"--xfer_jobs=auto", "--xfer_max_time=0.1"})),
+            settings_fingerprint(parse({"--xfer_jobs=auto"})));
+}
+
 TEST(SettingsFingerprint, DiffersWhenWhatRunsDiffers) {
   const std::string base = settings_fingerprint(parse({"--xfer_sizes=8"}));
   EXPECT_EQ(base, settings_fingerprint(parse({"--xfer_sizes=8"})));
