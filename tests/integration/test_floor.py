@@ -1,13 +1,15 @@
 """This machine's floor (--xfer_floor=auto, the default): a run merged from 3 jobs writes it
 (tools/track floor), a single-process run on the same machine finds it among other machines'
 files and adds it to its rows, the built-in floor stays for families and sizes it does not
-hold, and a floor file of another machine given by name is refused with one line."""
+hold, and a floor file of another machine given by name is refused with one line. Three runs
+make a history from which the file states the run level and a plan for the next run."""
 
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from xfer_testlib import launch, rows
@@ -17,10 +19,10 @@ TRACK = os.path.join(SOURCE, "tools", "track")
 SETTINGS = ["--benchmark_filter=mpi_host", "--xfer_sizes=8,4K", "--xfer_max_time=0.02"]
 
 
-def track_floor(folder, run):
-    """tools/track floor --floors folder run, as tools/run calls it."""
+def track_floor(folder, run, *extra):
+    """tools/track floor --floors folder [extra] run, as tools/run calls it."""
     return subprocess.run(
-        [sys.executable, TRACK, "floor", "--floors", folder, run],
+        [sys.executable, TRACK, "floor", "--floors", folder, *extra, run],
         capture_output=True,
         text=True,
         check=False,
@@ -33,18 +35,22 @@ def load(path):
 
 
 class MachineFloor(unittest.TestCase):
-    def merged_run(self, tmp):
-        """A run of 3 jobs merged, as tools/run makes it; returns its file."""
-        files = []
+    def merged_run(self, tmp, name="merged"):
+        """A run of 3 jobs merged, as tools/run makes it; returns its file and each job's wall
+        seconds."""
+        files, seconds = [], []
         for job in range(3):
-            out = os.path.join(tmp, f"job{job}.json")
+            out = os.path.join(tmp, f"{name}-job{job}.json")
             args = SETTINGS + ["--xfer_jobs=3", "--xfer_visits=1", "--benchmark_out=" + out]
+            start = time.monotonic()
             proc = launch(2, args)
+            seconds.append(round(time.monotonic() - start, 1))
             self.assertEqual(proc.returncode, 0, proc.stderr)
             files.append(out)
-        merged = os.path.join(tmp, "merged.json")
+        merged = os.path.join(tmp, f"{name}.json")
         proc = launch(0, ["--xfer_merge=" + ",".join(files), "--benchmark_out=" + merged])
         self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.job_seconds = seconds
         return merged
 
     def write_floor(self, merged, folder):
@@ -65,7 +71,9 @@ class MachineFloor(unittest.TestCase):
             folder = os.path.join(tmp, "floors")
             path = self.write_floor(self.merged_run(tmp), folder)
             floor = load(path)
-            self.assertEqual(floor["format"], "xferbench-floor/1")
+            self.assertEqual(floor["format"], "xferbench-floor/2")
+            self.assertEqual(len(floor["history"]), 1)
+            self.assertIsNone(floor["plan"])  # from 3 runs on
             points = dict(map(tuple, floor["floors"]["mpi_host/mode:pingpong"]))
             self.assertEqual(sorted(points), [8, 4096])
             # Another machine's file beside it (a different rank count) is passed over.
@@ -106,6 +114,38 @@ class MachineFloor(unittest.TestCase):
                 proc.stderr.count("xferbench: --xfer_floor: " + other_path), 1, proc.stderr
             )
             self.assertIn("measured on another machine", proc.stderr)
+
+    def test_three_runs_make_a_history_a_run_level_and_a_plan(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = os.path.join(tmp, "floors")
+            for run in range(3):
+                merged = self.merged_run(tmp, f"run{run}")
+                seconds = ",".join(map(str, self.job_seconds))
+                proc = track_floor(folder, merged, "--job-seconds", seconds, "--budget", "30")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+            (name,) = os.listdir(folder)
+            path = os.path.join(folder, name)
+            floor = load(path)
+            self.assertEqual(
+                [e["file"] for e in floor["history"]], [f"run{n}.json" for n in range(3)]
+            )
+            self.assertEqual([len(e["job_seconds"]) for e in floor["history"]], [3, 3, 3])
+            family = "mpi_host/mode:pingpong"
+            self.assertEqual([p[0] for p in floor["run_floors"][family]], [8, 4096])
+            self.assertEqual({p[2] for p in floor["run_floors"][family]}, {2})  # 3 runs
+            # The floor holds the run level: never below 1.96 x its sd.
+            run_sd = dict((p[0], p[1]) for p in floor["run_floors"][family])
+            for size, pct in floor["floors"][family]:
+                self.assertGreaterEqual(pct, 1.96 * run_sd[size] - 0.1)
+            plan = floor["plan"]
+            self.assertTrue(3 <= plan["jobs"] <= 16, plan)
+            self.assertEqual([p[0] for p in plan["rows"][family]], [8, 4096])
+            self.assertEqual(plan["budget_s"], 30)
+            self.assertLessEqual(plan["predicted_wall_s"], 0.9 * 30)
+            # A job costs more than its visits: launching 2 ranks, start-up, tear-down.
+            self.assertGreater(floor["costs"]["job_s"], 0)
+            self.assertIn(f"3 runs in its history; next run: {plan['jobs']} jobs", proc.stdout)
+            self.assertIn(path, proc.stdout)
 
     def test_a_run_of_one_job_writes_no_floor(self):
         with tempfile.TemporaryDirectory() as tmp:

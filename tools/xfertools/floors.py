@@ -1,23 +1,36 @@
-"""This machine's floor: the spread between processes that one xferbench process cannot see,
-measured by a run merged from 3 or more jobs, written where a later single-process run on the
-same machine finds it (xferbench --xfer_floor=auto, the default; docs/reproducibility.md).
+"""This machine's file: the spread between processes and between runs that one xferbench process
+cannot see, learned from this machine's merged runs, and the plan for its next default run;
+written where xferbench on the same machine finds it (--xfer_floor=auto, the default;
+--xfer_jobs=auto; docs/reproducibility.md).
 
 A floor file is results/floors/<identity key>.json, the key made from the machine identity
 that tools/compare.py uses (machines.machine_identity), not from the rows run, so a filtered run
 finds it. Its "match" holds the raw context fields xferbench compares with its own before using
-it (support/floor.cpp, machine_match), and "floors" per family the floor at each size measured:
-1.96 x the sd of ln time of one job's figure between jobs, from the merged rows' between_sd_pct
-(the spread pooled over the family's rows of nearby sizes), rounded up to 0.1%.
+it (support/floor.cpp, machine_match). Format xferbench-floor/2 keeps the last MAX_RUNS merged
+runs of this machine ("history", components.run_entry) and, from all of them:
+"floors" (per family and size, 1.96 x 100 sqrt(s2B + s2R) of ln time, rounded up to 0.1%: the
+floor a single mpirun adds), "run_floors" (the run-level sd, from 3 runs on), "costs" and
+"plan" (plan.py). A file of format /1 (floors only) for this machine is replaced, its families
+that the history does not hold kept, as a later run of fewer families keeps the others'.
 """
 
+import json
 import math
 import os
 
-from . import files, history, machines, names
+from . import components, files, history, machines, plan
 
-FORMAT = "xferbench-floor/1"
+FORMAT = "xferbench-floor/2"
+FORMAT_1 = "xferbench-floor/1"
 DEFAULT_DIRECTORY = os.path.join("results", "floors")
 MIN_JOBS = 3
+MAX_RUNS = 10  # history entries kept; the oldest dropped
+ASSUMED_JOB_S = 1.0  # c0 where no run of the history had its jobs' seconds
+ASSUMED_DF_PER_JOB_DF = 1.0  # q where no run states ci95_df: each row's own jobs
+RULE = (
+    "1.96 x 100 sqrt(between-job + run-level variance of ln time), each pooled over the "
+    "history's runs and the family's rows within 8x in size, rounded up to 0.1%"
+)
 
 
 def machine_match(context):
@@ -43,11 +56,10 @@ def machine_match(context):
     }
 
 
-def floor_document(document, source):
-    """The floor file's content from a merged result `document` (read from `source`);
-    InputError when it was not merged from MIN_JOBS or more jobs or states no spread."""
-    context = machines.context_of(document)
-    xferbench = machines.xferbench_context(context)
+def merged_run(document, source, job_seconds):
+    """context.xferbench of a finished run merged from MIN_JOBS or more jobs; InputError naming
+    `source` (or --job-seconds) otherwise."""
+    xferbench = machines.xferbench_context(machines.context_of(document))
     if xferbench is None:
         raise files.InputError(f"{source}: not an xferbench result (no context.xferbench)")
     jobs = xferbench.get("jobs")
@@ -56,37 +68,141 @@ def floor_document(document, source):
             f"{source}: merged from {jobs or 1} job(s); a floor needs a run merged from "
             f"{MIN_JOBS} or more (tools/run, XFER_JOBS >= {MIN_JOBS})"
         )
-    floors = {}
-    for row in document.get("benchmarks", []):
-        if row.get("run_type", "iteration") != "iteration" or row.get("error_occurred"):
-            continue
-        spread = row.get("between_sd_pct")
-        name = names.normalise_name(str(row.get("name", "")))
-        family, size = names.family_of(name), names.message_bytes(name)
-        if not isinstance(spread, (int, float)) or not math.isfinite(spread) or size is None:
-            continue
-        floor = math.ceil(1.96 * spread * 10) / 10
-        floors.setdefault(family, {})[size] = max(floor, floors.get(family, {}).get(size, 0))
-    if not floors:
+    if xferbench.get("incomplete") is not None:
         raise files.InputError(
-            f"{source}: no row states between_sd_pct (made by an xferbench before pooled "
-            "intervals?)"
+            f"{source}: an incomplete run (context.xferbench.incomplete); a floor needs a "
+            "finished one"
         )
-    identity = machines.machine_identity(context)
+    if job_seconds is not None and len(job_seconds) != jobs:
+        raise files.InputError(
+            f"--job-seconds: {len(job_seconds)} value(s) for {source}, a run of {jobs} jobs"
+        )
+    return xferbench
+
+
+def earlier_file(target, match):
+    """The file at `target` when it is this machine's (format /1 or /2, the same match), else
+    None (no file, unreadable, or another machine's: replaced whole)."""
+    try:
+        with open(target, encoding="utf-8") as f:
+            earlier = files.parse_json_text(f.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(earlier, dict) or earlier.get("format") not in (FORMAT, FORMAT_1):
+        return None
+    if earlier.get("match") != match or not isinstance(earlier.get("floors"), dict):
+        return None
+    return earlier
+
+
+def updated_history(earlier, entry):
+    """The earlier file's history with `entry` added last (a run already there, by digest, is
+    replaced in place), at most MAX_RUNS, oldest first."""
+    entries = earlier.get("history") if earlier and earlier.get("format") == FORMAT else None
+    entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    same = [i for i, e in enumerate(entries) if e.get("digest") == entry["digest"]]
+    if same:
+        entries[same[0]] = entry
+    else:
+        entries.append(entry)
+    return entries[-MAX_RUNS:]
+
+
+def round_up(value, step):
+    return math.ceil(round(value / step, 9)) * step
+
+
+def floors_of(rows):
+    """{family: [[bytes, pct], ...]}: 1.96 x 100 sqrt(s2B + s2R), rounded up to 0.1%."""
+    out = {}
+    for r in rows:
+        pct = 196 * math.sqrt(r.between + (r.run_level or 0.0))
+        out.setdefault(r.family, []).append([r.bytes, round(round_up(pct, 0.1), 1)])
+    return out
+
+
+def run_floors_of(rows):
+    """{family: [[bytes, sd_pct, df], ...]} of the rows with a run level (K >= 3 runs)."""
+    out = {}
+    for r in rows:
+        if r.run_level is not None:
+            sd = round(round_up(100 * math.sqrt(r.run_level), 0.01), 2)
+            out.setdefault(r.family, []).append([r.bytes, sd, r.run_df])
+    return out
+
+
+def with_kept(new, earlier, key):
+    """new's families, and the earlier file's `key` families that new lacks."""
+    kept = machines.mapping(earlier.get(key)) if earlier else {}
+    return dict(sorted({**kept, **new}.items()))
+
+
+def costs_of(entries, rows):
+    """What the plan is made with: c0, sum c_r, sum s_r, q, and where c0 and q came from."""
+    job_s = components.job_cost(entries)
+    q = components.pooled_df_ratio(entries)
+    timed = sum(len(e.get("job_seconds") or []) for e in entries)
+    return {
+        "job_s": round(ASSUMED_JOB_S if job_s is None else job_s, 3),
+        "job_s_from": f"median over {timed} jobs of their seconds less their visits'"
+        if job_s is not None
+        else "assumed: no run of the history had its jobs' seconds (tools/run passes them)",
+        "visits_s": round(sum(r.fixed_s for r in rows), 3),
+        "sample_s": round(sum(r.sample_s for r in rows), 4),
+        "df_per_job_df": round(ASSUMED_DF_PER_JOB_DF if q is None else q, 3),
+        "df_per_job_df_from": "median over runs of merged rows' ci95_df / (jobs - 1)"
+        if q is not None
+        else "assumed 1: no run of the history states ci95_df",
+        "overhead_s": plan.OVERHEAD_S,
+        "margin": plan.MARGIN,
+        "precision_pct": plan.PRECISION_PCT,
+    }
+
+
+def floor_document(document, source, earlier=None, job_seconds=None, budget=plan.DEFAULT_BUDGET_S):
+    """The floor file's content after the merged result `document` (read from `source`), given
+    the earlier file of this machine (earlier_file) and each job's seconds."""
+    xferbench = merged_run(document, source, job_seconds)
+    context = machines.context_of(document)
+    entry = components.run_entry(document, source, job_seconds)
+    entries = updated_history(earlier, entry)
+    rows = components.components(entries)
+    costs = costs_of(entries, rows)
+    made = None
+    if len(entries) >= components.MIN_RUNS_FOR_RUN_LEVEL:
+        made = plan.make_plan(
+            rows, plan.Costs(costs["job_s"], costs["df_per_job_df"], budget), len(entries)
+        )
     return {
         "format": FORMAT,
-        "identity": identity,
+        "identity": machines.machine_identity(context),
         "match": machine_match(context),
-        "floors": {
-            f: sorted([s, p] for s, p in sizes.items()) for f, sizes in sorted(floors.items())
-        },
+        "floors": with_kept(floors_of(rows), earlier, "floors"),
+        "run_floors": with_kept(run_floors_of(rows), earlier, "run_floors"),
+        "plan": made,
+        "history": entries,
+        "costs": costs,
         "measured_by": {
             "file": os.path.basename(source),
             "git_revision": xferbench.get("git_revision"),
-            "jobs": jobs,
-            "rule": "1.96 x between-job sd of ln time (between_sd_pct), rounded up to 0.1%",
+            "jobs": xferbench.get("jobs"),
+            "runs": len(entries),
+            "rule": RULE,
         },
     }
+
+
+def describe(content):
+    """'4 runs in its history; next run: 7 jobs, 52.3 s predicted', or why there is no plan."""
+    runs = len(content["history"])
+    made = content["plan"]
+    if made:
+        what = f"next run: {made['jobs']} jobs, {made['predicted_wall_s']:g} s predicted"
+    elif runs < components.MIN_RUNS_FOR_RUN_LEVEL:
+        what = f"a plan is made from {components.MIN_RUNS_FOR_RUN_LEVEL} runs"
+    else:
+        what = f"no plan: {plan.MIN_JOBS} jobs do not fit in the budget"
+    return f"{runs} run{'s' * (runs != 1)} in its history; {what}"
 
 
 def floor_path(document, directory):
@@ -95,32 +211,29 @@ def floor_path(document, directory):
     return os.path.join(directory, history.identity_key(identity) + ".json")
 
 
-def earlier_floors(target, match):
-    """The families' floors of the file at `target` when it is this machine's, else {}."""
-    try:
-        with open(target, encoding="utf-8") as f:
-            earlier = files.parse_json_text(f.read())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(earlier, dict) or earlier.get("format") != FORMAT:
-        return {}
-    if earlier.get("match") != match or not isinstance(earlier.get("floors"), dict):
-        return {}
-    return earlier["floors"]
+def layout(value, depth=0):
+    """value as strict JSON that reads by line: objects, and lists of objects, one member a
+    line; other lists (a family's rows) on one line."""
+    pad = " " * (depth + 1)
+    if isinstance(value, dict) and value:
+        members = [f"{pad}{json.dumps(k)}: {layout(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(members) + "\n" + " " * depth + "}"
+    if isinstance(value, list) and any(isinstance(item, dict) for item in value):
+        items = [pad + layout(item, depth + 1) for item in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * depth + "]"
+    return json.dumps(value, allow_nan=False)
 
 
-def write_floor(path, directory):
-    """Writes the floor measured by the merged result at `path`, keeping the earlier file's
-    families this run did not measure (a filtered run replaces only its own); returns the file
-    written."""
+def write_floor(path, directory, job_seconds=None, budget=plan.DEFAULT_BUDGET_S):
+    """Writes this machine's file after the merged result at `path`; returns (the file written,
+    its content)."""
     document = files.load_result(path)
-    content = floor_document(document, path)
     target = floor_path(document, directory)
-    kept = earlier_floors(target, content["match"])
-    content["floors"] = dict(sorted({**kept, **content["floors"]}.items()))
+    earlier = earlier_file(target, machine_match(machines.context_of(document)))
+    content = floor_document(document, path, earlier, job_seconds, budget)
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
         raise files.InputError(f"--floors {directory}: cannot make it: {error.strerror}") from None
-    files.write_atomically(target, target, history.strict_json(content, indent=1) + "\n")
-    return target
+    files.write_atomically(target, target, layout(content) + "\n")
+    return target, content

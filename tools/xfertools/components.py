@@ -1,0 +1,314 @@
+"""Where a machine's variance lives, learned from its own merged runs (docs/reproducibility.md,
+"This machine's floor"): a history entry per run, and per row the components of the model
+
+    ln time = mu_r + R (per run) + P (per job) + W (sampling within a job's visit)
+
+that the floor file and the plan are made from (floors.py, plan.py).
+
+A history entry is made from a merged result's context.xferbench.visits (each visit carries its
+job): per row, over its jobs, the mean and sample variance of ln latency, the sampling variance
+of one job's figure (from its ci95_pct and sample count), and the seconds it timed, spent
+around the timed loop, and spent on one sample. Components pool those over the runs that hold
+a row, then over its family's rows within POOL_SIZE_FACTOR in size, as the merge pools.
+"""
+
+import dataclasses
+import math
+import os
+import statistics
+
+from scipy import stats as scipy_stats
+
+from . import files, history, machines, names
+
+POOL_SIZE_FACTOR = 8  # support/pooled.hpp kPoolSizeFactor: rows this near in size move alike
+MIN_RUNS_FOR_RUN_LEVEL = 3  # a run-level variance needs the means of this many runs
+# A row's history fields, in the order a history entry lists them after its bytes.
+ROW_FIELDS = (
+    "mean_ln",
+    "var_between",
+    "var_sampling",
+    "timed_s",
+    "fixed_s",
+    "sample_s",
+    "stopped_on_precision",
+)
+SIGNIFICANT = 7  # digits kept in the file: far below any row's noise
+
+
+# ------------------------------------------------------------------ one run's entry
+
+
+@dataclasses.dataclass(frozen=True)
+class JobFigure:
+    """One job's measurement of one row (the mean of its visits where it had several)."""
+
+    latency_us: float
+    var_sampling: float | None  # variance of ln(latency) from the visit's own samples
+    timed_s: float
+    fixed_s: float  # set-up, warm-up and pattern checks
+    samples: int
+    time_limited: bool
+
+
+def sampling_variance(ci95_pct, samples):
+    """Variance of ln of a visit's mean from its own samples: (ci95 / t(0.975, n - 1))^2; None
+    with fewer than 2 samples (a lone sample states no spread)."""
+    if not isinstance(samples, (int, float)) or samples < 2 or not _finite(ci95_pct):
+        return None
+    return (ci95_pct / 100 / scipy_stats.t.ppf(0.975, samples - 1)) ** 2
+
+
+def _finite(value):
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def measured(visit):
+    """True for a visit of repetition 0 that measured (xferbench omits "repetition" there)."""
+    return (
+        isinstance(visit, dict)
+        and not visit.get("repetition")
+        and "error" not in visit
+        and _finite(visit.get("latency_us"))
+        and visit["latency_us"] > 0
+        and _finite(visit.get("wall_s"))
+    )
+
+
+def job_figure(visits):
+    """A job's figure of a row from its measured visits (usually one)."""
+    fixed = [
+        sum(v[k] for k in ("setup_s", "warm_s", "check_s") if _finite(v.get(k))) for v in visits
+    ]
+    variances = [sampling_variance(v.get("ci95_pct"), v.get("samples")) for v in visits]
+    return JobFigure(
+        latency_us=statistics.fmean(v["latency_us"] for v in visits),
+        var_sampling=None
+        if None in variances
+        else statistics.fmean(variances) / len(visits),  # of the mean of the visits
+        timed_s=sum(v["wall_s"] for v in visits) - sum(fixed),
+        fixed_s=sum(fixed),
+        samples=sum(int(v.get("samples") or 0) for v in visits),
+        time_limited=any(v.get("time_limited") for v in visits),
+    )
+
+
+def jobs_of_row(visits):
+    """{job: JobFigure} of a row's visits in a merged result."""
+    by_job = {}
+    for visit in visits if isinstance(visits, list) else []:
+        if measured(visit):
+            by_job.setdefault(visit.get("job", 0), []).append(visit)
+    return {job: job_figure(found) for job, found in by_job.items()}
+
+
+def row_entry(jobs):
+    """[mean_ln, var_between, var_sampling, timed_s, fixed_s, sample_s, stopped_on_precision]
+    of a row from its jobs' figures; None with fewer than 2 jobs (no spread between jobs)."""
+    if len(jobs) < 2:
+        return None
+    logs = [math.log(j.latency_us) for j in jobs]
+    sampled = [j.var_sampling for j in jobs if j.var_sampling is not None]
+    return [
+        statistics.fmean(logs),
+        statistics.variance(logs),
+        statistics.fmean(sampled) if sampled else None,
+        max(0.0, statistics.fmean(j.timed_s for j in jobs)),
+        statistics.fmean(j.fixed_s for j in jobs),
+        statistics.fmean(max(0.0, j.timed_s) / max(j.samples, 1) for j in jobs),
+        0 if any(j.time_limited for j in jobs) else 1,
+    ]
+
+
+def rounded(value):
+    return value if not isinstance(value, float) else float(f"{value:.{SIGNIFICANT}g}")
+
+
+def pooled_df_per_job_df(document):
+    """The run's median over merged rows of ci95_df / (jobs - 1): how many jobs' worth of
+    degrees of freedom the merge's pooling gave a row; None where no row states it."""
+    ratios = []
+    for row in document.get("benchmarks", []):
+        if not isinstance(row, dict) or row.get("run_type", "iteration") != "iteration":
+            continue
+        df, jobs, pooled = row.get("ci95_df"), row.get("jobs"), row.get("ci95_rows")
+        if _finite(df) and df > 0 and _finite(jobs) and jobs >= 2 and _finite(pooled) and pooled:
+            ratios.append(df / (jobs - 1))
+    return rounded(statistics.median(ratios)) if ratios else None
+
+
+def run_entry(document, source, job_seconds=None):
+    """The history entry of a merged run (InputError naming `source` where it is none)."""
+    xferbench = machines.xferbench_context(machines.context_of(document)) or {}
+    visits = xferbench.get("visits")
+    if not isinstance(visits, dict) or not visits:
+        raise files.InputError(
+            f"{source}: no visits recorded (context.xferbench.visits); made by an xferbench "
+            "before visits were recorded?"
+        )
+    rows, visit_seconds = {}, {}
+    for name, records in sorted(visits.items()):
+        size = names.message_bytes(name)
+        if size is None:
+            continue
+        for record in records if isinstance(records, list) else []:
+            if isinstance(record, dict) and _finite(record.get("wall_s")):
+                job = record.get("job", 0)
+                visit_seconds[job] = visit_seconds.get(job, 0.0) + record["wall_s"]
+        entry = row_entry(list(jobs_of_row(records).values()))
+        if entry is not None:
+            family = names.family_of(names.normalise_name(name))
+            rows.setdefault(family, []).append([size] + [rounded(v) for v in entry])
+    if not rows:
+        raise files.InputError(f"{source}: no row was measured by 2 or more of its jobs")
+    return {
+        "file": os.path.basename(source),
+        "digest": history.document_digest(document),
+        "git_revision": xferbench.get("git_revision"),
+        "jobs": xferbench.get("jobs"),
+        "job_seconds": list(job_seconds) if job_seconds else None,
+        "visit_seconds": [rounded(visit_seconds[j]) for j in sorted(visit_seconds)],
+        "pooled_df_per_job_df": pooled_df_per_job_df(document),
+        "rows": {family: sorted(found) for family, found in sorted(rows.items())},
+    }
+
+
+# ------------------------------------------------------------------ components of a history
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRow:
+    """One run's figures of one row (a history entry's row, with its run's job count)."""
+
+    jobs: int
+    mean_ln: float
+    var_between: float
+    var_sampling: float | None
+    timed_s: float
+    fixed_s: float
+    sample_s: float
+    stopped_on_precision: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class RowComponents:
+    """A row's variance components (of ln time) and costs, from the runs that hold it."""
+
+    family: str
+    bytes: int
+    runs: int  # K: history runs that hold the row
+    between: float  # s2B: one job's figure between jobs, pooled over runs and the window
+    sampling: float  # s2W: the part of it a job's own samples explain
+    process: float  # s2P = max(0, s2B - s2W)
+    a: float  # sampling variance x timed seconds of one job's visit
+    run_level: float | None  # s2R, from MIN_RUNS_FOR_RUN_LEVEL runs on; else None
+    fixed_s: float  # c_r: a visit's set-up, warm-up and checks
+    sample_s: float  # s_r: one sample
+    stopped_on_precision: bool  # in some run: the row then stops at T = a (196 / p)^2
+
+    @property
+    def run_df(self):
+        return self.runs - 1 if self.run_level is not None else 0
+
+
+def run_rows(entries):
+    """{(family, bytes): [RunRow, ...]} over the history's entries, oldest first."""
+    found = {}
+    for entry in entries:
+        jobs = entry.get("jobs")
+        for family, points in machines.mapping(entry.get("rows")).items():
+            for point in points:
+                values = dict(zip(ROW_FIELDS, point[1:]))
+                if not isinstance(jobs, int) or len(point) != len(ROW_FIELDS) + 1:
+                    continue
+                found.setdefault((family, int(point[0])), []).append(
+                    RunRow(
+                        jobs=jobs,
+                        **{k: values[k] for k in ROW_FIELDS[:-1]},
+                        stopped_on_precision=bool(values["stopped_on_precision"]),
+                    )
+                )
+    return found
+
+
+def df_weighted(pairs):
+    """sum (J - 1) v / sum (J - 1) over (jobs, variance) pairs; None for none."""
+    pairs = [(jobs, value) for jobs, value in pairs if value is not None and jobs >= 2]
+    weight = sum(jobs - 1 for jobs, _ in pairs)
+    return sum((jobs - 1) * value for jobs, value in pairs) / weight if weight else None
+
+
+def run_level_raw(runs):
+    """Variance of the runs' means less what their jobs' spread explains (unclipped); None
+    with fewer than MIN_RUNS_FOR_RUN_LEVEL runs."""
+    if len(runs) < MIN_RUNS_FOR_RUN_LEVEL:
+        return None
+    explained = statistics.fmean(r.var_between / r.jobs for r in runs)
+    return statistics.variance([r.mean_ln for r in runs]) - explained
+
+
+def window(family_rows, size):
+    """The sizes of a family's rows that pool with `size`: within POOL_SIZE_FACTOR of it."""
+    return [s for s in family_rows if s <= size * POOL_SIZE_FACTOR and size <= s * POOL_SIZE_FACTOR]
+
+
+def window_mean(values, sizes):
+    """Mean of values[s] over sizes, leaving out None; None if none."""
+    found = [values[s] for s in sizes if values.get(s) is not None]
+    return statistics.fmean(found) if found else None
+
+
+def components(entries):
+    """[RowComponents] of every row in the history `entries`, by family and size."""
+    by_row = run_rows(entries)
+    families = {}
+    for family, size in by_row:
+        families.setdefault(family, []).append(size)
+    out = []
+    for family, sizes in sorted(families.items()):
+        pooled = {s: df_weighted((r.jobs, r.var_between) for r in by_row[family, s]) for s in sizes}
+        sampled = {
+            s: df_weighted((r.jobs, r.var_sampling) for r in by_row[family, s]) for s in sizes
+        }
+        raw_run = {s: run_level_raw(by_row[family, s]) for s in sizes}
+        for size in sorted(sizes):
+            runs = by_row[family, size]
+            near = window(sizes, size)
+            between = window_mean(pooled, near)
+            sampling = window_mean(sampled, near) or 0.0
+            run_level = window_mean(raw_run, near) if raw_run[size] is not None else None
+            products = [r.var_sampling * r.timed_s for r in runs if r.var_sampling is not None]
+            out.append(
+                RowComponents(
+                    family=family,
+                    bytes=size,
+                    runs=len(runs),
+                    between=between,
+                    sampling=sampling,
+                    process=max(0.0, between - sampling),
+                    a=statistics.fmean(products) if products else 0.0,
+                    run_level=None if run_level is None else max(0.0, run_level),
+                    fixed_s=statistics.fmean(r.fixed_s for r in runs),
+                    sample_s=statistics.fmean(r.sample_s for r in runs),
+                    stopped_on_precision=any(r.stopped_on_precision for r in runs),
+                )
+            )
+    return out
+
+
+def job_cost(entries):
+    """c0: the median over the history's jobs of (the job's seconds as tools/run measured
+    them - the seconds of its visits); None where no entry has job seconds."""
+    overheads = []
+    for entry in entries:
+        seconds, visits = entry.get("job_seconds"), entry.get("visit_seconds")
+        if isinstance(seconds, list) and isinstance(visits, list) and len(seconds) == len(visits):
+            overheads += [s - v for s, v in zip(seconds, visits)]
+    return statistics.median(overheads) if overheads else None
+
+
+def pooled_df_ratio(entries):
+    """q: the median over runs of their pooled_df_per_job_df; None where none states it."""
+    found = [e.get("pooled_df_per_job_df") for e in entries]
+    found = [q for q in found if _finite(q) and q > 0]
+    return statistics.median(found) if found else None

@@ -1,0 +1,181 @@
+"""A machine's plan for the default run: how many jobs, and each row's timed seconds, chosen from
+the variance components and costs its own runs showed (components.py).
+
+With J jobs and T_r seconds of timed loop for row r in all, the run's mean of the row varies by
+
+    V_r = s2R_r + s2P_r / J + a_r / T_r
+
+(run level, process level, sampling), and the run costs J (c0 + sum c_r) + sum T_r seconds. For
+each J from MIN_JOBS to MAX_JOBS the plan gives every row its least time (one sample a job),
+shares out what is left of the budget so as to minimise sum a_r / T_r (Neyman allocation,
+T_r proportional to sqrt(a_r), each T_r capped where the row stops on precision anyway), and
+predicts each row's ci95; it keeps the J with the smallest median predicted ci95, or a smaller
+J within TIE of it (fewer jobs: less start-up, less to go wrong).
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+MIN_JOBS, MAX_JOBS = 3, 16
+DEFAULT_BUDGET_S = 60.0
+MARGIN = 0.9  # of the budget the prediction may fill
+OVERHEAD_S = 3.0  # tools/run around its jobs: the merge, the floor, starting each job's launcher
+PRECISION_PCT = 1.0  # xferbench's default --xfer_precision
+TIE = 0.02  # a smaller J within 2% of the best median is preferred
+BISECTION_STEPS = 200
+RULE = (
+    f"J from {MIN_JOBS} to {MAX_JOBS}: each row its least time (one sample a job), the rest of "
+    f"{MARGIN} x budget - {OVERHEAD_S:g} s - J x (c0 + sum c_r) given out in proportion to "
+    "sqrt(a_r) (Neyman), capped where a row stops on precision; the J with the smallest median "
+    f"predicted ci95, or a smaller one within {TIE:.0%} of it"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Costs:
+    """What a run costs beyond its rows' timed loops, and what the merge's pooling gives."""
+
+    job_s: float  # c0: a job's launch, start-up and tear-down
+    df_per_job_df: float  # q: a merged row's t has q (J - 1) degrees of freedom
+    budget_s: float = DEFAULT_BUDGET_S
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """The plan for one J: each row's seconds and predicted ci95 (percent)."""
+
+    jobs: int
+    seconds: np.ndarray
+    ci95_pct: np.ndarray
+    wall_s: float
+
+    @property
+    def median(self):
+        return float(np.median(self.ci95_pct))
+
+
+def precision_caps(rows):
+    """Tprec_r: the total timed seconds at which a row stops on precision (the mean of J visits
+    reaches PRECISION_PCT at T = a (196 / p)^2 whatever J); inf for rows that never did."""
+    return np.array(
+        [
+            r.a * (196 / PRECISION_PCT) ** 2 if r.stopped_on_precision and r.a > 0 else math.inf
+            for r in rows
+        ]
+    )
+
+
+def least_times(rows, jobs, caps):
+    """Each row's least time: one sample in each job's visit, capped by Tprec."""
+    return np.minimum(jobs * np.array([r.sample_s for r in rows]), caps)
+
+
+def time_left(rows, jobs, least, costs):
+    """B: what is left of MARGIN x budget after the fixed costs and the least times (< 0: J
+    does not fit)."""
+    per_job = costs.job_s + sum(r.fixed_s for r in rows)
+    return MARGIN * costs.budget_s - OVERHEAD_S - jobs * per_job - float(np.sum(least))
+
+
+def neyman_allocation(a, least, caps, extra):
+    """Times T_r >= least minimising sum a_r / T_r with sum T_r = sum least + extra, each
+    T_r <= caps: T_r = clip(lambda sqrt(a_r), least, caps), lambda found by bisection. Rows
+    without sampling variance keep their least time; where every other row reaches its cap,
+    the rest of `extra` is not spent."""
+    weight = np.sqrt(np.maximum(a, 0.0))
+    total = float(np.sum(least)) + extra
+    most = np.where(weight > 0, caps, least)
+    if float(np.sum(most)) <= total:
+        return most
+
+    def spent(multiplier):
+        return float(np.sum(np.clip(multiplier * weight, least, caps)))
+
+    low, high = 0.0, 1.0
+    while spent(high) < total:
+        high *= 2
+    for _ in range(BISECTION_STEPS):
+        middle = (low + high) / 2
+        low, high = (middle, high) if spent(middle) < total else (low, middle)
+    return np.clip(low * weight, least, caps)
+
+
+def satterthwaite_df(job_part, job_df, run_part, run_df):
+    """Degrees of freedom of the sum of two variance estimates (job part, run part)."""
+    terms = job_part**2 / job_df + np.where(run_df > 0, run_part**2 / np.maximum(run_df, 1), 0)
+    total = job_part + run_part
+    return np.where(terms > 0, total**2 / np.where(terms > 0, terms, 1), job_df)
+
+
+def predicted_ci95(rows, jobs, seconds, df_per_job_df):
+    """Each row's predicted ci95 (percent): t(0.975, floor(df)) x 100 sqrt(V_r), the job part
+    with q (J - 1) degrees of freedom, the run part with K - 1 (as the merge states it)."""
+    process = np.array([r.process for r in rows])
+    a = np.array([r.a for r in rows])
+    run = np.array([r.run_level or 0.0 for r in rows])
+    run_df = np.array([r.run_df for r in rows])
+    job_part = process / jobs + np.divide(a, seconds, out=np.zeros_like(a), where=a > 0)
+    df = satterthwaite_df(job_part, df_per_job_df * (jobs - 1), run, run_df)
+    t = scipy_stats.t.ppf(0.975, np.maximum(np.floor(df), 1))
+    return t * 100 * np.sqrt(job_part + run)
+
+
+def candidate(rows, jobs, costs, caps):
+    """The plan for `jobs` jobs, or None where even the least times do not fit."""
+    least = least_times(rows, jobs, caps)
+    left = time_left(rows, jobs, least, costs)
+    if left < 0:
+        return None
+    seconds = neyman_allocation(np.array([r.a for r in rows]), least, caps, left)
+    per_job = costs.job_s + sum(r.fixed_s for r in rows)
+    wall = OVERHEAD_S + jobs * per_job + float(np.sum(seconds))
+    return Candidate(jobs, seconds, predicted_ci95(rows, jobs, seconds, costs.df_per_job_df), wall)
+
+
+def choose(candidates):
+    """The candidate with the smallest median predicted ci95, or the one of fewest jobs within
+    TIE of it."""
+    best = min(c.median for c in candidates)
+    return min((c for c in candidates if c.median <= best * (1 + TIE)), key=lambda c: c.jobs)
+
+
+def candidates(rows, costs):
+    """The plans of every J that fits, fewest jobs first."""
+    caps = precision_caps(rows)
+    found = (candidate(rows, jobs, costs, caps) for jobs in range(MIN_JOBS, MAX_JOBS + 1))
+    return [c for c in found if c is not None]
+
+
+def seconds_for_flag(seconds):
+    """A row's seconds as the file gives them: rounded up to 0.1 ms (never below its least)."""
+    return max(math.ceil(float(seconds) * 1e4 - 1e-9), 1) / 1e4
+
+
+def make_plan(rows, costs, runs):
+    """The "plan" member of the floor file from the history's `runs` rows' components
+    (components.RowComponents), or None where no J fits the budget."""
+    rows = list(rows)
+    fitting = candidates(rows, costs)
+    if not rows or not fitting:
+        return None
+    chosen = choose(fitting)
+    times, by_family = {}, {}
+    for row, seconds, ci95 in zip(rows, chosen.seconds, chosen.ci95_pct):
+        times.setdefault(row.family, []).append([row.bytes, seconds_for_flag(seconds)])
+        by_family.setdefault(row.family, []).append(ci95)
+    return {
+        "jobs": chosen.jobs,
+        "rows": dict(sorted(times.items())),
+        "budget_s": costs.budget_s,
+        "predicted_wall_s": round(chosen.wall_s, 1),
+        "predicted_ci95_pct": {
+            "median": round(chosen.median, 2),
+            "p90": round(float(np.percentile(chosen.ci95_pct, 90)), 2),
+            "families": {f: round(float(np.median(v)), 2) for f, v in sorted(by_family.items())},
+        },
+        "runs": runs,
+        "rule": RULE,
+    }
