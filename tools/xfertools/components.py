@@ -17,9 +17,7 @@ import math
 import os
 import statistics
 
-from scipy import stats as scipy_stats
-
-from . import files, history, machines, names
+from . import files, history, machines, names, stats
 
 POOL_SIZE_FACTOR = 8  # support/pooled.hpp kPoolSizeFactor: rows this near in size move alike
 MIN_RUNS_FOR_RUN_LEVEL = 3  # a run-level variance needs the means of this many runs
@@ -56,7 +54,7 @@ def sampling_variance(ci95_pct, samples):
     with fewer than 2 samples (a lone sample states no spread)."""
     if not isinstance(samples, (int, float)) or samples < 2 or not _finite(ci95_pct):
         return None
-    return (ci95_pct / 100 / scipy_stats.t.ppf(0.975, samples - 1)) ** 2
+    return (ci95_pct / 100 / stats.t_quantile(0.975, samples - 1)) ** 2
 
 
 def _finite(value):

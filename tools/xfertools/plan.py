@@ -14,10 +14,11 @@ J within TIE of it (fewer jobs: less start-up, less to go wrong).
 """
 
 import dataclasses
+import functools
 import math
+import statistics
 
-import numpy as np
-from scipy import stats as scipy_stats
+from . import stats
 
 MIN_JOBS, MAX_JOBS = 3, 16
 DEFAULT_BUDGET_S = 60.0
@@ -48,36 +49,34 @@ class Candidate:
     """The plan for one J: each row's seconds and predicted ci95 (percent)."""
 
     jobs: int
-    seconds: np.ndarray
-    ci95_pct: np.ndarray
+    seconds: list
+    ci95_pct: list
     wall_s: float
 
     @property
     def median(self):
-        return float(np.median(self.ci95_pct))
+        return statistics.median(self.ci95_pct)
 
 
 def precision_caps(rows):
     """Tprec_r: the total timed seconds at which a row stops on precision (the mean of J visits
     reaches PRECISION_PCT at T = a (196 / p)^2 whatever J); inf for rows that never did."""
-    return np.array(
-        [
-            r.a * (196 / PRECISION_PCT) ** 2 if r.stopped_on_precision and r.a > 0 else math.inf
-            for r in rows
-        ]
-    )
+    return [
+        r.a * (196 / PRECISION_PCT) ** 2 if r.stopped_on_precision and r.a > 0 else math.inf
+        for r in rows
+    ]
 
 
 def least_times(rows, jobs, caps):
     """Each row's least time: one sample in each job's visit, capped by Tprec."""
-    return np.minimum(jobs * np.array([r.sample_s for r in rows]), caps)
+    return [min(jobs * r.sample_s, cap) for r, cap in zip(rows, caps)]
 
 
 def time_left(rows, jobs, least, costs):
     """B: what is left of MARGIN x budget after the fixed costs and the least times (< 0: J
     does not fit)."""
     per_job = costs.job_s + sum(r.fixed_s for r in rows)
-    return MARGIN * costs.budget_s - OVERHEAD_S - jobs * per_job - float(np.sum(least))
+    return MARGIN * costs.budget_s - OVERHEAD_S - jobs * per_job - sum(least)
 
 
 def neyman_allocation(a, least, caps, extra):
@@ -85,14 +84,17 @@ def neyman_allocation(a, least, caps, extra):
     T_r <= caps: T_r = clip(lambda sqrt(a_r), least, caps), lambda found by bisection. Rows
     without sampling variance keep their least time; where every other row reaches its cap,
     the rest of `extra` is not spent."""
-    weight = np.sqrt(np.maximum(a, 0.0))
-    total = float(np.sum(least)) + extra
-    most = np.where(weight > 0, caps, least)
-    if float(np.sum(most)) <= total:
+    weight = [math.sqrt(max(x, 0.0)) for x in a]
+    total = sum(least) + extra
+    most = [cap if w > 0 else low for w, low, cap in zip(weight, least, caps)]
+    if sum(most) <= total:
         return most
 
+    def given(multiplier):
+        return [min(max(multiplier * w, low), cap) for w, low, cap in zip(weight, least, caps)]
+
     def spent(multiplier):
-        return float(np.sum(np.clip(multiplier * weight, least, caps)))
+        return sum(given(multiplier))
 
     low, high = 0.0, 1.0
     while spent(high) < total:
@@ -100,27 +102,31 @@ def neyman_allocation(a, least, caps, extra):
     for _ in range(BISECTION_STEPS):
         middle = (low + high) / 2
         low, high = (middle, high) if spent(middle) < total else (low, middle)
-    return np.clip(low * weight, least, caps)
+    return given(low)
 
 
 def satterthwaite_df(job_part, job_df, run_part, run_df):
     """Degrees of freedom of the sum of two variance estimates (job part, run part)."""
-    terms = job_part**2 / job_df + np.where(run_df > 0, run_part**2 / np.maximum(run_df, 1), 0)
-    total = job_part + run_part
-    return np.where(terms > 0, total**2 / np.where(terms > 0, terms, 1), job_df)
+    terms = job_part**2 / job_df + (run_part**2 / max(run_df, 1) if run_df > 0 else 0)
+    return (job_part + run_part) ** 2 / terms if terms > 0 else job_df
+
+
+@functools.cache
+def t95(df):
+    """Student's t quantile at 0.975 for whole degrees of freedom (at least 1)."""
+    return stats.t_quantile(0.975, max(int(df), 1))
 
 
 def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     """Each row's predicted ci95 (percent): t(0.975, floor(df)) x 100 sqrt(V_r), the job part
     with q (J - 1) degrees of freedom, the run part with K - 1 (as the merge states it)."""
-    process = np.array([r.process for r in rows])
-    a = np.array([r.a for r in rows])
-    run = np.array([r.run_level or 0.0 for r in rows])
-    run_df = np.array([r.run_df for r in rows])
-    job_part = process / jobs + np.divide(a, seconds, out=np.zeros_like(a), where=a > 0)
-    df = satterthwaite_df(job_part, df_per_job_df * (jobs - 1), run, run_df)
-    t = scipy_stats.t.ppf(0.975, np.maximum(np.floor(df), 1))
-    return t * 100 * np.sqrt(job_part + run)
+    out = []
+    for row, time in zip(rows, seconds):
+        job_part = row.process / jobs + (row.a / time if row.a > 0 else 0.0)
+        run = row.run_level or 0.0
+        df = satterthwaite_df(job_part, df_per_job_df * (jobs - 1), run, row.run_df)
+        out.append(t95(math.floor(df)) * 100 * math.sqrt(job_part + run))
+    return out
 
 
 def candidate(rows, jobs, costs, caps):
@@ -129,9 +135,9 @@ def candidate(rows, jobs, costs, caps):
     left = time_left(rows, jobs, least, costs)
     if left < 0:
         return None
-    seconds = neyman_allocation(np.array([r.a for r in rows]), least, caps, left)
+    seconds = neyman_allocation([r.a for r in rows], least, caps, left)
     per_job = costs.job_s + sum(r.fixed_s for r in rows)
-    wall = OVERHEAD_S + jobs * per_job + float(np.sum(seconds))
+    wall = OVERHEAD_S + jobs * per_job + sum(seconds)
     return Candidate(jobs, seconds, predicted_ci95(rows, jobs, seconds, costs.df_per_job_df), wall)
 
 
@@ -147,6 +153,13 @@ def candidates(rows, costs):
     caps = precision_caps(rows)
     found = (candidate(rows, jobs, costs, caps) for jobs in range(MIN_JOBS, MAX_JOBS + 1))
     return [c for c in found if c is not None]
+
+
+def percentile_90(values):
+    """The 90th percentile, interpolated between the sorted values (numpy's default)."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[8]
 
 
 def seconds_for_flag(seconds):
@@ -173,8 +186,8 @@ def make_plan(rows, costs, runs):
         "predicted_wall_s": round(chosen.wall_s, 1),
         "predicted_ci95_pct": {
             "median": round(chosen.median, 2),
-            "p90": round(float(np.percentile(chosen.ci95_pct, 90)), 2),
-            "families": {f: round(float(np.median(v)), 2) for f, v in sorted(by_family.items())},
+            "p90": round(percentile_90(chosen.ci95_pct), 2),
+            "families": {f: round(statistics.median(v), 2) for f, v in sorted(by_family.items())},
         },
         "runs": runs,
         "rule": RULE,
