@@ -261,14 +261,17 @@ class Components(FloorFile):
         self.assertLess(sds[len(sds) // 2], 1.0)
         self.assertLess(sds[-1], 2.0)
 
-    def test_the_floor_adds_the_run_level_to_the_job_level(self):
+    def test_the_floor_is_the_process_level_and_the_run_level(self):
         for _ in range(10):
             content = self.add(run_shift=self.generator.gauss(0, 0.05))
         rows = {(r.family, r.bytes): r for r in components.components(content["history"])}
         for size, pct in content["floors"][FAMILY]:
             r = rows[FAMILY, size]
+            # Every run's visits were as long: the process level is the between-job variance
+            # less the samples' own part, which a single run's visits show themselves.
+            self.assertAlmostEqual(r.process, r.between - r.sampling, places=12)
             self.assertAlmostEqual(
-                pct, math.ceil(196 * math.sqrt(r.between + r.run_level) * 10 - 1e-9) / 10, places=6
+                pct, math.ceil(196 * math.sqrt(r.process + r.run_level) * 10 - 1e-9) / 10, places=6
             )
             # s2B pooled over 10 runs (20 df): near the planted 3% job shift + 0.5% sampling.
             self.assertTrue(0.02 < math.sqrt(r.between) < 0.042, math.sqrt(r.between))
@@ -287,6 +290,53 @@ class Components(FloorFile):
         content = self.add(seconds=False)
         self.assertIsNone(content["history"][0]["job_seconds"])
         self.assertIn("assumed", content["costs"]["job_s_from"])
+
+
+class VisitLength(unittest.TestCase):
+    """p and w of var_between = p + w / tau, from runs whose visits were of different lengths."""
+
+    @staticmethod
+    def runs(points, jobs=3, var_sampling=0.001**2):
+        return [
+            components.RunRow(
+                jobs=jobs,
+                mean_ln=0.0,
+                var_between=var,
+                var_sampling=var_sampling,
+                timed_s=tau,
+                fixed_s=0.01,
+                sample_s=tau / 10,
+                stopped_on_precision=False,
+            )
+            for tau, var in points
+        ]
+
+    def test_short_visits_noisier_than_their_samples_are_told_from_the_process(self):
+        # A 2% process level and visits whose own noise is 0.05^2 x 0.005 s / tau: 5% at 5 ms.
+        p, w = 0.02**2, 0.05**2 * 0.005
+        runs = self.runs([(tau, p + w / tau) for tau in (0.04, 0.04, 0.005, 0.0125)])
+        fitted_p, fitted_w = components.fit_visit_length(runs, a=1e-8)
+        self.assertAlmostEqual(fitted_p, p, places=12)
+        self.assertAlmostEqual(fitted_w, w, places=12)
+
+    def test_visits_all_of_one_length_cannot_tell_them_apart(self):
+        runs = self.runs([(0.04, 0.03**2), (0.045, 0.02**2), (0.035, 0.025**2)])
+        self.assertIsNone(components.fit_visit_length(runs, a=1e-8))
+
+    def test_the_visits_own_part_is_never_below_what_their_samples_show(self):
+        # Longer visits no quieter: the fit would give w = 0; the samples say a.
+        a = 0.01**2 * 0.04
+        runs = self.runs([(0.04, 0.03**2), (0.005, 0.03**2)])
+        fitted_p, fitted_w = components.fit_visit_length(runs, a=a)
+        self.assertEqual(fitted_w, a)
+        self.assertGreater(fitted_p, 0)
+
+    def test_the_process_level_is_never_negative(self):
+        # All of the spread explained by the visits' length, and more: p is 0.
+        runs = self.runs([(0.04, 0.001**2), (0.004, 0.05**2)])
+        fitted_p, fitted_w = components.fit_visit_length(runs, a=1e-8)
+        self.assertEqual(fitted_p, 0.0)
+        self.assertGreater(fitted_w, 0)
 
 
 class BadInput(FloorFile):

@@ -29,6 +29,7 @@ def row(
     sample_s=0.001,
     stopped_on_precision=False,
     family=FAMILY,
+    w=None,
 ):
     """A row's components: variances of ln time (process: s2P, a: sampling variance x timed
     seconds, run_level: s2R) and costs in seconds."""
@@ -44,6 +45,7 @@ def row(
         fixed_s=fixed_s,
         sample_s=sample_s,
         stopped_on_precision=stopped_on_precision,
+        w=w,
     )
 
 
@@ -67,6 +69,20 @@ class Jobs(unittest.TestCase):
         made = plan.make_plan(rows, costs(), runs=5)
         self.assertEqual(made["jobs"], 10)
         self.assertLessEqual(made["predicted_wall_s"], 0.9 * 60)
+
+    def test_no_more_than_one_job_beyond_what_the_history_ran(self):
+        # The same rows would take 10 jobs; a history of 3-job runs is trusted for 4.
+        rows = [row(8 << i, process=0.05**2, a=1e-9) for i in range(10)]
+        made = plan.make_plan(rows, costs(), runs=5, most_jobs=4)
+        self.assertEqual(made["jobs"], 4)
+
+    def test_rows_whose_short_visits_are_noisy_get_no_more_jobs(self):
+        # Each job costs 5 s of start-up and set-up, and the visits' own noise (w, five times
+        # what their samples show, a) falls only with the time timed (w / T): more jobs take
+        # that time away and add nothing. (a puts the precision cap, 7.7 s a row, out of reach.)
+        rows = [row(8 << i, process=1e-6, a=2e-4, w=1e-3) for i in range(10)]
+        made = plan.make_plan(rows, costs(), runs=5)
+        self.assertEqual(made["jobs"], 3)
 
     def test_a_bigger_budget_buys_more_jobs_for_process_level_rows(self):
         rows = [row(8 << i, process=0.05**2, a=1e-9) for i in range(10)]

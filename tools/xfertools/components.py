@@ -1,9 +1,14 @@
 """Where a machine's variance lives, learned from its own merged runs (docs/reproducibility.md,
 "This machine's floor"): a history entry per run, and per row the components of the model
 
-    ln time = mu_r + R (per run) + P (per job) + W (sampling within a job's visit)
+    ln time = mu_r + R (per run) + P (per job) + W (within a job's visit)
 
-that the floor file and the plan are made from (floors.py, plan.py).
+that the floor file and the plan are made from (floors.py, plan.py). W is the visit's own
+noise, which shrinks as the visit gets longer: its samples' spread, and more (on a 2-core VM a
+visit of a few milliseconds moves by far more than its samples say). So one job's figure varies
+by p + w / tau for visits of tau seconds: where the history holds runs of different visit
+lengths, p and w are fitted to them (least squares, w at least the samples' own part a);
+else w is a and p the rest.
 
 A history entry is made from a merged result's context.xferbench.visits (each visit carries its
 job): per row, over its jobs, the mean and sample variance of ln latency, the sampling variance
@@ -197,16 +202,22 @@ class RowComponents:
     runs: int  # K: history runs that hold the row
     between: float  # s2B: one job's figure between jobs, pooled over runs and the window
     sampling: float  # s2W: the part of it a job's own samples explain
-    process: float  # s2P = max(0, s2B - s2W)
+    process: float  # p: the part a process adds, however long its visits
     a: float  # sampling variance x timed seconds of one job's visit
     run_level: float | None  # s2R, from MIN_RUNS_FOR_RUN_LEVEL runs on; else None
     fixed_s: float  # c_r: a visit's set-up, warm-up and checks
     sample_s: float  # s_r: one sample
-    stopped_on_precision: bool  # in some run: the row then stops at T = a (196 / p)^2
+    stopped_on_precision: bool  # in some run
+    w: float | None = None  # the visit's own variance x its seconds (>= a); None: a
 
     @property
     def run_df(self):
         return self.runs - 1 if self.run_level is not None else 0
+
+    @property
+    def visit(self):
+        """w: what a visit of tau seconds adds to a job's figure is w / tau."""
+        return self.a if self.w is None else max(self.w, self.a)
 
 
 def run_rows(entries):
@@ -245,6 +256,39 @@ def run_level_raw(runs):
     return statistics.variance([r.mean_ln for r in runs]) - explained
 
 
+# Visit lengths that differ by less than this factor cannot tell p from w / tau.
+MIN_LENGTH_RATIO = 1.5
+
+
+def fit_visit_length(runs, a):
+    """(p, w) of var_between = p + w / tau over the runs (weights J - 1), tau the run's timed
+    seconds per visit; w >= a, p >= 0. None where the runs' visit lengths are too alike to
+    tell p from w / tau."""
+    points = [
+        (r.jobs - 1, 1 / r.timed_s, r.var_between)
+        for r in runs
+        if r.jobs >= 2 and r.timed_s > 0 and r.var_between is not None
+    ]
+    if len(points) < 2:
+        return None
+    xs = [x for _, x, _ in points]
+    if max(xs) < MIN_LENGTH_RATIO * min(xs):
+        return None
+    total = sum(k for k, _, _ in points)
+    mean_x = sum(k * x for k, x, _ in points) / total
+    mean_y = sum(k * y for k, _, y in points) / total
+    sxx = sum(k * (x - mean_x) ** 2 for k, x, _ in points)
+    w = sum(k * (x - mean_x) * (y - mean_y) for k, x, y in points) / sxx
+    p = mean_y - w * mean_x
+    if w < a:
+        w = a
+        p = mean_y - a * mean_x
+    if p < 0:
+        p = 0.0
+        w = max(a, sum(k * x * y for k, x, y in points) / sum(k * x * x for k, x, _ in points))
+    return max(p, 0.0), w
+
+
 def window(family_rows, size):
     """The sizes of a family's rows that pool with `size`: within POOL_SIZE_FACTOR of it."""
     return [s for s in family_rows if s <= size * POOL_SIZE_FACTOR and size <= s * POOL_SIZE_FACTOR]
@@ -269,13 +313,16 @@ def components(entries):
             s: df_weighted((r.jobs, r.var_sampling) for r in by_row[family, s]) for s in sizes
         }
         raw_run = {s: run_level_raw(by_row[family, s]) for s in sizes}
+        a_of = {s: sampling_product(by_row[family, s]) for s in sizes}
+        fitted = {s: fit_visit_length(by_row[family, s], a_of[s]) for s in sizes}
         for size in sorted(sizes):
             runs = by_row[family, size]
             near = window(sizes, size)
             between = window_mean(pooled, near)
             sampling = window_mean(sampled, near) or 0.0
             run_level = window_mean(raw_run, near) if raw_run[size] is not None else None
-            products = [r.var_sampling * r.timed_s for r in runs if r.var_sampling is not None]
+            fits = [fitted[s] for s in near if fitted[s] is not None]
+            process = statistics.fmean(p for p, _ in fits) if fits else max(0.0, between - sampling)
             out.append(
                 RowComponents(
                     family=family,
@@ -283,8 +330,9 @@ def components(entries):
                     runs=len(runs),
                     between=between,
                     sampling=sampling,
-                    process=max(0.0, between - sampling),
-                    a=statistics.fmean(products) if products else 0.0,
+                    process=process,
+                    a=a_of[size],
+                    w=statistics.fmean(w for _, w in fits) if fits else None,
                     run_level=None if run_level is None else max(0.0, run_level),
                     fixed_s=statistics.fmean(r.fixed_s for r in runs),
                     sample_s=statistics.fmean(r.sample_s for r in runs),
@@ -292,6 +340,12 @@ def components(entries):
                 )
             )
     return out
+
+
+def sampling_product(runs):
+    """a: the mean over runs of a job's sampling variance x its visit's timed seconds."""
+    products = [r.var_sampling * r.timed_s for r in runs if r.var_sampling is not None]
+    return statistics.fmean(products) if products else 0.0
 
 
 def job_cost(entries):

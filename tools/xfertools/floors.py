@@ -28,7 +28,7 @@ MAX_RUNS = 10  # history entries kept; the oldest dropped
 ASSUMED_JOB_S = 1.0  # c0 where no run of the history had its jobs' seconds
 ASSUMED_DF_PER_JOB_DF = 1.0  # q where no run states ci95_df: each row's own jobs
 RULE = (
-    "1.96 x 100 sqrt(between-job + run-level variance of ln time), each pooled over the "
+    "1.96 x 100 sqrt(process + run-level variance of ln time), each pooled over the "
     "history's runs and the family's rows within 8x in size, rounded up to 0.1%"
 )
 
@@ -113,10 +113,12 @@ def round_up(value, step):
 
 
 def floors_of(rows):
-    """{family: [[bytes, pct], ...]}: 1.96 x 100 sqrt(s2B + s2R), rounded up to 0.1%."""
+    """{family: [[bytes, pct], ...]}: 1.96 x 100 sqrt(p + s2R), rounded up to 0.1%: what a new
+    process in another run adds to a row; its own visits' noise, which a single run's visits
+    show, is not in it."""
     out = {}
     for r in rows:
-        pct = 196 * math.sqrt(r.between + (r.run_level or 0.0))
+        pct = 196 * math.sqrt(r.process + (r.run_level or 0.0))
         out.setdefault(r.family, []).append([r.bytes, round(round_up(pct, 0.1), 1)])
     return out
 
@@ -170,8 +172,12 @@ def floor_document(document, source, earlier=None, job_seconds=None, budget=plan
     costs = costs_of(entries, rows)
     made = None
     if len(entries) >= components.MIN_RUNS_FOR_RUN_LEVEL:
+        ran = max((e["jobs"] for e in entries if isinstance(e.get("jobs"), int)), default=0)
         made = plan.make_plan(
-            rows, plan.Costs(costs["job_s"], costs["df_per_job_df"], budget), len(entries)
+            rows,
+            plan.Costs(costs["job_s"], costs["df_per_job_df"], budget),
+            len(entries),
+            most_jobs=ran + 1,
         )
     return {
         "format": FORMAT,

@@ -3,14 +3,17 @@ the variance components and costs its own runs showed (components.py).
 
 With J jobs and T_r seconds of timed loop for row r in all, the run's mean of the row varies by
 
-    V_r = s2R_r + s2P_r / J + a_r / T_r
+    V_r = s2R_r + p_r / J + w_r / T_r
 
-(run level, process level, sampling), and the run costs J (c0 + sum c_r) + sum T_r seconds. For
-each J from MIN_JOBS to MAX_JOBS the plan gives every row its least time (one sample a job),
-shares out what is left of the budget so as to minimise sum a_r / T_r (Neyman allocation,
-T_r proportional to sqrt(a_r), each T_r capped where the row stops on precision anyway), and
-predicts each row's ci95; it keeps the J with the smallest median predicted ci95, or a smaller
-J within TIE of it (fewer jobs: less start-up, less to go wrong).
+(run level, process level, the visits' own noise: J visits of T_r / J seconds each), and the
+run costs J (c0 + sum c_r) + sum T_r seconds. For each J from MIN_JOBS up to one more than the
+history has run (the model is trusted one step beyond what it was measured at: on a 2-core VM
+visits of a few milliseconds turned out far noisier than longer ones), the plan gives every row
+its least time (one sample a job), shares out what is left of the budget so as to minimise
+sum w_r / T_r (Neyman allocation, T_r proportional to sqrt(w_r), each T_r capped where the row
+stops on precision anyway), and predicts each row's ci95; it keeps the J with the smallest
+median predicted ci95, or a smaller J within TIE of it (fewer jobs: less start-up, less to go
+wrong).
 """
 
 import dataclasses
@@ -28,9 +31,10 @@ PRECISION_PCT = 1.0  # xferbench's default --xfer_precision
 TIE = 0.02  # a smaller J within 2% of the best median is preferred
 BISECTION_STEPS = 200
 RULE = (
-    f"J from {MIN_JOBS} to {MAX_JOBS}: each row its least time (one sample a job), the rest of "
+    f"J from {MIN_JOBS} to {MAX_JOBS}, at most one more than the history ran: each row its "
+    "least time (one sample a job), the rest of "
     f"{MARGIN} x budget - {OVERHEAD_S:g} s - J x (c0 + sum c_r) given out in proportion to "
-    "sqrt(a_r) (Neyman), capped where a row stops on precision; the J with the smallest median "
+    "sqrt(w_r) (Neyman), capped where a row stops on precision; the J with the smallest median "
     f"predicted ci95, or a smaller one within {TIE:.0%} of it"
 )
 
@@ -60,11 +64,9 @@ class Candidate:
 
 def precision_caps(rows):
     """Tprec_r: the total timed seconds at which a row stops on precision (the mean of J visits
-    reaches PRECISION_PCT at T = a (196 / p)^2 whatever J); inf for rows that never did."""
-    return [
-        r.a * (196 / PRECISION_PCT) ** 2 if r.stopped_on_precision and r.a > 0 else math.inf
-        for r in rows
-    ]
+    reaches PRECISION_PCT at T = a (196 / p)^2 whatever J); inf for rows whose samples showed
+    no spread."""
+    return [r.a * (196 / PRECISION_PCT) ** 2 if r.a > 0 else math.inf for r in rows]
 
 
 def least_times(rows, jobs, caps):
@@ -122,7 +124,7 @@ def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     with q (J - 1) degrees of freedom, the run part with K - 1 (as the merge states it)."""
     out = []
     for row, time in zip(rows, seconds):
-        job_part = row.process / jobs + (row.a / time if row.a > 0 else 0.0)
+        job_part = row.process / jobs + (row.visit / time if row.visit > 0 else 0.0)
         run = row.run_level or 0.0
         df = satterthwaite_df(job_part, df_per_job_df * (jobs - 1), run, row.run_df)
         out.append(t95(math.floor(df)) * 100 * math.sqrt(job_part + run))
@@ -135,7 +137,7 @@ def candidate(rows, jobs, costs, caps):
     left = time_left(rows, jobs, least, costs)
     if left < 0:
         return None
-    seconds = neyman_allocation([r.a for r in rows], least, caps, left)
+    seconds = neyman_allocation([r.visit for r in rows], least, caps, left)
     per_job = costs.job_s + sum(r.fixed_s for r in rows)
     wall = OVERHEAD_S + jobs * per_job + sum(seconds)
     return Candidate(jobs, seconds, predicted_ci95(rows, jobs, seconds, costs.df_per_job_df), wall)
@@ -148,10 +150,11 @@ def choose(candidates):
     return min((c for c in candidates if c.median <= best * (1 + TIE)), key=lambda c: c.jobs)
 
 
-def candidates(rows, costs):
-    """The plans of every J that fits, fewest jobs first."""
+def candidates(rows, costs, most_jobs=MAX_JOBS):
+    """The plans of every J up to most_jobs that fits, fewest jobs first."""
     caps = precision_caps(rows)
-    found = (candidate(rows, jobs, costs, caps) for jobs in range(MIN_JOBS, MAX_JOBS + 1))
+    top = max(MIN_JOBS, min(MAX_JOBS, most_jobs))
+    found = (candidate(rows, jobs, costs, caps) for jobs in range(MIN_JOBS, top + 1))
     return [c for c in found if c is not None]
 
 
@@ -167,11 +170,11 @@ def seconds_for_flag(seconds):
     return max(math.ceil(float(seconds) * 1e4 - 1e-9), 1) / 1e4
 
 
-def make_plan(rows, costs, runs):
+def make_plan(rows, costs, runs, most_jobs=MAX_JOBS):
     """The "plan" member of the floor file from the history's `runs` rows' components
-    (components.RowComponents), or None where no J fits the budget."""
+    (components.RowComponents), at most most_jobs jobs, or None where no J fits the budget."""
     rows = list(rows)
-    fitting = candidates(rows, costs)
+    fitting = candidates(rows, costs, most_jobs)
     if not rows or not fitting:
         return None
     chosen = choose(fitting)
