@@ -306,7 +306,6 @@ class VisitLength(unittest.TestCase):
                 timed_s=tau,
                 fixed_s=0.01,
                 sample_s=tau / 10,
-                stopped_on_precision=False,
             )
             for tau, var in points
         ]

@@ -27,7 +27,6 @@ def row(
     runs=5,
     fixed_s=0.2,
     sample_s=0.001,
-    stopped_on_precision=False,
     family=FAMILY,
     w=None,
 ):
@@ -44,7 +43,6 @@ def row(
         run_level=run_level,
         fixed_s=fixed_s,
         sample_s=sample_s,
-        stopped_on_precision=stopped_on_precision,
         w=w,
     )
 
@@ -141,7 +139,6 @@ class Budget(unittest.TestCase):
                     run_level=generator.choice([None, generator.uniform(0, 0.05) ** 2]),
                     fixed_s=generator.uniform(0.001, 0.05),
                     sample_s=generator.choice([1e-4, 1e-3, 0.05, 0.3]),
-                    stopped_on_precision=generator.random() < 0.3,
                 )
                 for i in range(generator.randint(1, 60))
             ]
@@ -159,7 +156,7 @@ class Budget(unittest.TestCase):
 
     def test_rows_that_stop_on_precision_get_no_more_than_their_cap(self):
         # a = 1e-7 (0.03% sd over a second): 1% is reached at T = a x 196^2 = 3.8 ms.
-        capped = [row(8 << i, a=1e-7, stopped_on_precision=True) for i in range(5)]
+        capped = [row(8 << i, a=1e-7) for i in range(5)]
         free = [row(8 << i, a=1e-3, family="mpi_host/mode:stream") for i in range(5)]
         made = plan.make_plan(capped + free, costs(), runs=5)
         cap = 1e-7 * 196**2
@@ -169,7 +166,7 @@ class Budget(unittest.TestCase):
 
     def test_time_that_no_row_can_use_is_left_unspent(self):
         # Every row stops on precision within 3.8 ms: the run is shorter than the budget.
-        rows = [row(8 << i, a=1e-7, process=0.01**2, stopped_on_precision=True) for i in range(5)]
+        rows = [row(8 << i, a=1e-7, process=0.01**2) for i in range(5)]
         made = plan.make_plan(rows, costs(job_s=1.0), runs=5)
         self.assertLess(made["predicted_wall_s"], 0.9 * 60 - 1)
 

@@ -190,7 +190,6 @@ class RunRow:
     timed_s: float
     fixed_s: float
     sample_s: float
-    stopped_on_precision: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,7 +206,6 @@ class RowComponents:
     run_level: float | None  # s2R, from MIN_RUNS_FOR_RUN_LEVEL runs on; else None
     fixed_s: float  # c_r: a visit's set-up, warm-up and checks
     sample_s: float  # s_r: one sample
-    stopped_on_precision: bool  # in some run
     w: float | None = None  # the visit's own variance x its seconds (>= a); None: a
 
     @property
@@ -231,11 +229,9 @@ def run_rows(entries):
                 if not isinstance(jobs, int) or len(point) != len(ROW_FIELDS) + 1:
                     continue
                 found.setdefault((family, int(point[0])), []).append(
-                    RunRow(
-                        jobs=jobs,
-                        **{k: values[k] for k in ROW_FIELDS[:-1]},
-                        stopped_on_precision=bool(values["stopped_on_precision"]),
-                    )
+                    # stopped_on_precision stays in the file for people to read; the plan caps
+                    # every row where it would stop on precision (plan.precision_caps).
+                    RunRow(jobs=jobs, **{k: values[k] for k in ROW_FIELDS[:-1]})
                 )
     return found
 
@@ -336,7 +332,6 @@ def components(entries):
                     run_level=None if run_level is None else max(0.0, run_level),
                     fixed_s=statistics.fmean(r.fixed_s for r in runs),
                     sample_s=statistics.fmean(r.sample_s for r in runs),
-                    stopped_on_precision=any(r.stopped_on_precision for r in runs),
                 )
             )
     return out
