@@ -424,8 +424,13 @@ int main(int argc, char** argv) {
   benchmark_args.push_back("--benchmark_out=");
   if (!initialize_benchmark(benchmark_args)) return 2;
   try {
-    if (!cl.config.merge.empty()) return merge(argc, argv, cl, started);
-    return run(argc, argv, cl, started);
+    const int status = cl.config.merge.empty() ? run(argc, argv, cl, started)
+                                               : merge(argc, argv, cl, started);
+    // Rank 0 speaks for the job: it prints the outcome every rank agreed on, and its status
+    // is the job's. Were another rank to exit non-zero first, Open MPI's mpirun would abort
+    // the job at once and could drop rank 0's last lines unread (CI once saw a refused
+    // --xfer_pairs exit 2 with nothing printed), so the other ranks end with 0.
+    return speak ? status : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 1;
