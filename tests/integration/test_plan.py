@@ -82,7 +82,7 @@ def by_size(document):
 
 
 def timed_s(visit):
-    return visit["wall_s"] - visit["setup_s"] - visit["warm_s"] - visit["check_s"]
+    return visit["wall_s"] - visit["setup_s"] - visit["check_s"]  # setup_s holds warm_s
 
 
 class MachinePlan(unittest.TestCase):
@@ -143,13 +143,15 @@ class MachinePlan(unittest.TestCase):
                 (visit,) = document["context"]["xferbench"]["visits"][f"{FAMILY}/bytes:{size}"]
                 timed[size].append(timed_s(visit))
         self.assertEqual(len(digests), 1, digests)
-        # Each job times its share, 1/4 of the row's seconds: at least that (the last sample
-        # may run past it on a busy machine), and not the whole of them.
+        # Each job times its share, 1/4 of the row's seconds, not the whole of them. About its
+        # share: the ranks stop on the later one's clock, which may have started a few ms before
+        # rank 0's (CI once saw 24.2 ms of a 25 ms share), and the last sample may run past it.
         for seconds in timed[65536]:
-            self.assertGreaterEqual(seconds, LONG_S / PLAN_JOBS * 0.98, timed)
-            self.assertLess(seconds, LONG_S, timed)
+            self.assertGreaterEqual(seconds, LONG_S / PLAN_JOBS * 0.8, timed)
+            self.assertLess(seconds, LONG_S / 2, timed)
         for seconds in timed[4096]:  # not in the plan: --xfer_max_time's 0.1 s
-            self.assertGreaterEqual(seconds, 0.1 / PLAN_JOBS * 0.98, timed)
+            self.assertGreaterEqual(seconds, 0.1 / PLAN_JOBS * 0.8, timed)
+            self.assertLess(seconds, 0.1 / 2, timed)
         self.assertLess(sum(timed[8]), sum(timed[65536]) / 4, timed)
 
     def test_a_max_time_given_keeps_the_plans_jobs_but_not_its_times(self):

@@ -80,9 +80,8 @@ def measured(visit):
 
 def job_figure(visits):
     """A job's figure of a row from its measured visits (usually one)."""
-    fixed = [
-        sum(v[k] for k in ("setup_s", "warm_s", "check_s") if _finite(v.get(k))) for v in visits
-    ]
+    # What a visit spends beside its timing: set-up (its warm-up included) and checks.
+    fixed = [sum(v[k] for k in ("setup_s", "check_s") if _finite(v.get(k))) for v in visits]
     variances = [sampling_variance(v.get("ci95_pct"), v.get("samples")) for v in visits]
     return JobFigure(
         latency_us=statistics.fmean(v["latency_us"] for v in visits),

@@ -6,7 +6,7 @@ families, Benjamini-Hochberg's bar alpha 0.01 / 11, at least the 1% minimum effe
 
     default_jobs_sd.py JOBS_PER_SIDE LEASE_JSON_TAR [LEASE_JSON_TAR ...]
 
-A default-selection job costs at least 11 s on the H200 (one sample of each of 308 rows, their
+A default-selection job costs at least 10.3 s on the H200 (one sample of each of 308 rows, their
 set-up, warm-up and checks, and its start), so 8 minutes hold about 20 jobs a side.
 """
 

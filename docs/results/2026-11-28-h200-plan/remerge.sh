@@ -7,7 +7,8 @@
 #
 # usage: docs/results/2026-11-28-h200-plan/remerge.sh LEASE_JSON_TAR SESSION_LOG_XZ JOBS OUTDIR [XFERBENCH]
 #   e.g. remerge.sh lease1-json.tar.xz lease1-session.log.xz 3 /tmp/l1 build-cpu/xferbench
-# OUTDIR gets json/ (unpacked), remerged/run-N.json and floors/ (the file after each run).
+# OUTDIR gets json/ (unpacked), remerged/run-N.json, floors/ (the machine file) and after-N/
+# (a copy of it after run N).
 set -euo pipefail
 tarball=$1 log=$2 jobs=$3 out=$4
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -24,4 +25,5 @@ for i in $(seq 1 "$runs"); do
   seconds=$(sed -n "$((jobs * i - jobs + 1)),$((jobs * i))p" "$out/seconds.txt" | paste -sd,)
   /usr/bin/python3 "$root/tools/track" floor --floors "$out/floors" --job-seconds "$seconds" \
     "$out/json/run-$i.json"
+  mkdir -p "$out/after-$i" && cp "$out"/floors/*.json "$out/after-$i/"
 done
