@@ -4,8 +4,8 @@
     job_costs.py SESSION_DIR     (a folder holding json.tar.xz and session.log.xz of targets)
 
 For every job of every merged run: the launcher's wall time (tools/run's "job N of 3: exit 0 in
-S s" line), the sum over its visits of their wall time, and within it the set-up of buffers,
-the warm-up and the pattern checks (context.xferbench.visits); the rest of the job is start-up
+S s" line), the sum over its visits of their wall time, and within it the set-up of buffers
+(setup_s less the warm-up it holds), the warm-up and the pattern checks (context.xferbench.visits); the rest of the job is start-up
 and tear-down (MPI, CUDA, registration). Then, per family, the sd over all jobs of the family's
 shift (the geometric mean over its rows of the row's time against the row's mean over all jobs)
 and, from it, the smallest change two sides of n jobs each tell from noise at 80% power
@@ -61,14 +61,16 @@ def main(session):
                 for key in ("setup_s", "warm_s", "check_s"):
                     sums[key] += r.get(key, 0.0)
                 times[row][name] = r["latency_us"]
-        sums["timed"] = sums["visits"] - sums["setup_s"] - sums["warm_s"] - sums["check_s"]
+        # setup_s holds warm_s: buffers are what set-up spends beside the warm-up.
+        sums["buffers"] = sums.pop("setup_s") - sums["warm_s"]
+        sums["timed"] = sums["visits"] - sums["buffers"] - sums["warm_s"] - sums["check_s"]
         if name in walls:
             sums["launch"] = walls[name]
             sums["start-up and tear-down"] = walls[name] - sums["visits"]
         for key, value in sums.items():
             parts[key].append(value)
     print(f"{len(jobs)} jobs; per job, median (min-max) seconds:")
-    for key in ("launch", "visits", "timed", "setup_s", "warm_s", "check_s",
+    for key in ("launch", "visits", "timed", "buffers", "warm_s", "check_s",
                 "start-up and tear-down"):
         if parts[key]:
             v = parts[key]

@@ -182,13 +182,13 @@ def visit_figures(document):
 
 
 def visit_seconds(document):
-    """Per family: (set-up + warm-up + checks, the rest) of its visits' wall seconds."""
+    """Per family: (set-up with its warm-up, and checks; the rest) of its visits' wall seconds."""
     fixed, timed = {}, {}
     visits = machines.xferbench_context(machines.context_of(document))["visits"]
     for written, entries in visits.items():
         family = noise.family_of(names.canonical_name(names.normalise_name(written)))
         for v in entries:
-            setup = sum(v.get(k, 0) or 0 for k in ("setup_s", "warm_s", "check_s"))
+            setup = sum(v.get(k, 0) or 0 for k in ("setup_s", "check_s"))  # setup_s holds warm_s
             fixed[family] = fixed.get(family, 0) + setup
             timed[family] = timed.get(family, 0) + (v.get("wall_s", 0) or 0) - setup
     return fixed, timed
