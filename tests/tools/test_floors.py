@@ -11,17 +11,15 @@ import json
 import math
 import os
 import random
-import subprocess
-import sys
 import tempfile
 import unittest
 
 from scipy import stats
 
-from toollib import TOOLS, iteration_row
+from toollib import iteration_row
+from tracklib import track
 from xfertools import components, floors
 
-TRACK = os.path.join(TOOLS, "track")
 FAMILY = "mpi_host/mode:pingpong"
 OTHER = "mpi_host/mode:stream"
 SIZES = [8 << i for i in range(8)]  # 8 B to 1 KiB: every row pools with 3 sizes either side
@@ -99,12 +97,7 @@ def merged_run(
 
 
 def track_floor(folder, run, *extra):
-    return subprocess.run(
-        [sys.executable, TRACK, "floor", "--floors", folder, *extra, run],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return track("floor", "--floors", folder, *extra, run)
 
 
 class FloorFile(unittest.TestCase):
