@@ -158,34 +158,34 @@ std::uint64_t agreed_seed(const xfer::Config& config, const xfer::World& world) 
   return world.broadcast(seed, 0);
 }
 
-// Rank 0's choice of floor file, sent to every rank: "N" none, "F" path, newline, text; "E"
-// and the message of a floor file that was asked for and cannot be used.
-std::string chosen_floor_file(const xfer::Config& config, const xfer::json::Value& context,
-                              const xfer::World& world) {
-  std::string choice = "N";
+// This machine's file (floor.hpp), read and checked by rank 0 and sent to every rank (other
+// nodes may not see it): an empty one where there is none. A file that was asked for and cannot
+// be used leaves its message in `refused`, on every rank.
+xfer::MachineFloors agreed_machine_floors(const xfer::Config& config,
+                                          const xfer::json::Value& context,
+                                          const xfer::World& world, std::string& refused) {
+  std::string choice = "N";  // "N" none; "F" path, newline, text; "E" and the message
+  xfer::MachineFloors machine;
   if (world.is_root() && config.floor_pct < 0) {
     try {
-      const xfer::json::Value match =
-          xfer::machine_match(context, benchmark::CPUInfo::Get().num_cpus);
-      const std::string path = xfer::machine_floors_path(config.floor_file, match);
-      if (!path.empty()) {
-        const std::string text = xfer::read_floor_text(path);
-        xfer::MachineFloors(path, text, match);  // throws if it is not this machine's
-        choice = "F" + path + "\n" + text;
-      }
+      std::string text;
+      machine = xfer::load_machine_floors(
+          config.floor_file, xfer::machine_match(context, benchmark::CPUInfo::Get().num_cpus),
+          &text);
+      if (!machine.file().empty()) choice = "F" + machine.file() + "\n" + text;
     } catch (const xfer::UsageError& e) {
       choice = std::string("E") + e.what();
     }
   }
-  return world.broadcast(choice, 0);
-}
-
-// The machine file of chosen_floor_file's choice (none: an empty one); rank 0 checked it.
-xfer::MachineFloors machine_floors_of(const std::string& choice) {
-  if (choice[0] != 'F') return xfer::MachineFloors();
-  const auto newline = choice.find('\n');
-  return xfer::MachineFloors(choice.substr(1, newline - 1), choice.substr(newline + 1),
-                             xfer::json::Value());
+  choice = world.broadcast(choice, 0);
+  if (choice[0] == 'E') {
+    refused = choice.substr(1);
+  } else if (choice[0] == 'F' && !world.is_root()) {
+    const auto newline = choice.find('\n');
+    machine = xfer::MachineFloors(choice.substr(1, newline - 1), choice.substr(newline + 1),
+                                  xfer::json::Value());
+  }
+  return machine;
 }
 
 // The floor each selected row's figure carries: --xfer_floor=PCT; else this machine's floor
@@ -292,12 +292,13 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     return 2;
   }
   // The machine file gives the floors, and to --xfer_jobs=auto the jobs and the rows' times.
-  const std::string floor_choice = chosen_floor_file(config, context, world);  // collective
-  if (floor_choice[0] == 'E') {
-    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", floor_choice.c_str() + 1);
+  std::string refused;
+  const xfer::MachineFloors machine =
+      agreed_machine_floors(config, context, world, refused);  // collective
+  if (!refused.empty()) {
+    if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", refused.c_str());
     return 2;
   }
-  const xfer::MachineFloors machine = machine_floors_of(floor_choice);
   if (world.is_root() && !machine.file().empty())
     std::fprintf(stderr, "xferbench: floor of this machine from %s\n", machine.file().c_str());
   std::vector<std::string> names;
@@ -362,13 +363,13 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
     merged = std::make_unique<xfer::Merge>(config.merge);
     // The run level of the jobs' machine, from its floor file (--xfer_floor=PCT: none).
     if (config.floor_pct < 0) {
-      const xfer::json::Value match = merged->machine_match();
-      const std::string path = xfer::machine_floors_path(config.floor_file, match);
-      if (!path.empty()) {
-        merged->add_run_level(xfer::MachineFloors(path, xfer::read_floor_text(path), match));
+      const xfer::MachineFloors machine =
+          xfer::load_machine_floors(config.floor_file, merged->machine_match());
+      if (!machine.file().empty()) {
+        merged->add_run_level(machine);
         if (world.is_root())
           std::fprintf(stderr, "xferbench: spread between runs of this machine from %s\n",
-                       path.c_str());
+                       machine.file().c_str());
       }
     }
   } catch (const xfer::UsageError& e) {
@@ -424,8 +425,8 @@ int main(int argc, char** argv) {
   benchmark_args.push_back("--benchmark_out=");
   if (!initialize_benchmark(benchmark_args)) return 2;
   try {
-    const int status = cl.config.merge.empty() ? run(argc, argv, cl, started)
-                                               : merge(argc, argv, cl, started);
+    const int status =
+        cl.config.merge.empty() ? run(argc, argv, cl, started) : merge(argc, argv, cl, started);
     // Rank 0 speaks for the job: it prints the outcome every rank agreed on, and its status
     // is the job's. Were another rank to exit non-zero first, Open MPI's mpirun would abort
     // the job at once and could drop rank 0's last lines unread (CI once saw a refused

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "error.hpp"
 #include "pooled.hpp"
@@ -133,15 +134,22 @@ void check_points(const std::string& file, const std::string& what, const json::
   }
 }
 
+// The points of `table` ({family: [[bytes, ...], ...]}) of the row `name`'s family, its size in
+// `bytes`; null when the table holds no such family.
+const json::Value* family_points(const json::Value& table, const std::string& name, double& bytes) {
+  const auto at = name.find("/bytes:");
+  if (at == std::string::npos) return nullptr;
+  bytes = std::strtod(name.c_str() + at + 7, nullptr);
+  return table.find(name.substr(0, at));
+}
+
 // The point of `table` ({family: [[bytes, ...], ...]}, checked) for the row `name`: its family's
 // at the nearest size within a factor of kPoolSizeFactor (sizes that far apart move
 // differently), or null when none is that near.
 const json::Value* nearest_point(const json::Value& table, const std::string& name) {
-  const auto at = name.find("/bytes:");
-  if (at == std::string::npos) return nullptr;
-  const json::Value* points = table.find(name.substr(0, at));
+  double bytes = 0;
+  const json::Value* points = family_points(table, name, bytes);
   if (!points) return nullptr;
-  const double bytes = std::strtod(name.c_str() + at + 7, nullptr);
   const json::Value* best = nullptr;
   double distance = 0;
   for (const json::Value& point : points->items()) {
@@ -228,20 +236,24 @@ int MachineFloors::plan_jobs() const {
 }
 
 double MachineFloors::plan_seconds(const std::string& name) const {
-  const auto at = name.find("/bytes:");
-  const json::Value* points =
-      at == std::string::npos ? nullptr : member(plan_, "rows").find(name.substr(0, at));
+  double bytes = 0;
+  const json::Value* points = family_points(member(plan_, "rows"), name, bytes);
   if (!points) return -1;
-  const double bytes = std::strtod(name.c_str() + at + 7, nullptr);
   for (const json::Value& point : points->items())
     if (point.items()[0].number() == bytes) return point.items()[1].number();
   return -1;
 }
 
-std::string machine_floors_path(const std::string& named, const json::Value& match) {
-  if (!named.empty()) return named;
+MachineFloors load_machine_floors(const std::string& named, const json::Value& match,
+                                  std::string* text) {
   const char* dir = std::getenv("XFER_FLOORS");
-  return find_machine_floors(dir && *dir ? dir : "results/floors", match);
+  const std::string path =
+      named.empty() ? find_machine_floors(dir && *dir ? dir : "results/floors", match) : named;
+  if (path.empty()) return MachineFloors();
+  std::string read = read_floor_text(path);
+  MachineFloors machine(path, read, match);
+  if (text) *text = std::move(read);
+  return machine;
 }
 
 std::string find_machine_floors(const std::string& dir, const json::Value& match) {

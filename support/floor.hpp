@@ -55,9 +55,12 @@ class MachineFloors {
   json::Value plan_;
 };
 
-// Where this run's machine file is: `named` (--xfer_floor=FILE.json) as given, else the floor
-// file under $XFER_FLOORS (else results/floors) whose "match" equals `match`; "" if none.
-std::string machine_floors_path(const std::string& named, const json::Value& match);
+// This run's machine file: `named` (--xfer_floor=FILE.json) as given, else the floor file under
+// $XFER_FLOORS (else results/floors) whose "match" equals `match`; read, and checked as the
+// constructor checks it against `match`. An empty one (file() "") where there is none. `text`,
+// if given, receives the file's text (for ranks that cannot read it).
+MachineFloors load_machine_floors(const std::string& named, const json::Value& match,
+                                  std::string* text = nullptr);
 
 // A floor file's text; throws UsageError "--xfer_floor: FILE: cannot read it".
 std::string read_floor_text(const std::string& path);
