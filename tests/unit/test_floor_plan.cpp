@@ -1,8 +1,7 @@
-// A machine's floor file (/1: floors; /2: also run_floors and a plan), what --xfer_jobs=auto
-// takes from its plan, and the run level a merge adds to a row's interval.
+// A machine's floor file (/1: floors; /2: also run_floors and a plan) and what --xfer_jobs=auto
+// takes from its plan. The run level a merge adds to a row's interval: test_pooled.cpp.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,9 +11,6 @@
 #include "error.hpp"
 #include "floor.hpp"
 #include "machine_plan.hpp"
-#include "merge.hpp"
-#include "pooled.hpp"
-#include "stats.hpp"
 
 namespace xfer {
 namespace {
@@ -221,63 +217,6 @@ TEST(JobsAndTimes, TheDigestChangesWithAnyRowsTime) {
   EXPECT_EQ(times_digest(rows, {0.5, 0.1}), digest);
   EXPECT_NE(times_digest(rows, {0.5, 0.1000001}), digest);
   EXPECT_NE(times_digest({name(8), name(32)}, {0.5, 0.1}), digest);
-}
-
-TEST(RunLevel, AddsTheRunPartBySatterthwaite) {
-  // Pooled between-job variance 0.01 of ln time over 12.5 df, 3 jobs: V_b = 0.01 / 3. A run
-  // level of 8% over 4 df: V = 0.0033333 + 0.0064 = 0.0097333, df = V^2 / (V_b^2 / 12.5 +
-  // 0.0064^2 / 4) = 8.51, t(8) = 2.306: 2.306 x sqrt(V) = 22.75%.
-  const BetweenJobs pooled{t95(12) * std::sqrt(0.01 / 3) * 100, 12.5, 6, 10};
-  const BetweenJobs with = with_run_level(pooled, RunLevel{8, 4});
-  EXPECT_NEAR(with.df, 8.5128, 1e-4);
-  EXPECT_NEAR(with.ci95_pct, 22.750, 1e-3);
-  EXPECT_EQ(with.run_sd_pct, 8);
-  EXPECT_EQ(with.rows, 6);
-  EXPECT_EQ(with.sd_pct, 10);  // the between-job sd stays what the jobs' spread says
-}
-
-TEST(RunLevel, NeverNarrowsTheInterval) {
-  // A row's own 3 jobs (2 df), 10% apart, and a run level of 3% over 2 df: Satterthwaite says
-  // 3.0 df (t 3.18, 20.7%), narrower than the jobs alone (24.8%); the df stay 2, so
-  // 4.303 x sqrt(0.1^2 / 3 + 0.03^2) = 28.0%.
-  const BetweenJobs alone = between_jobs_ci95({1.0, 1.1, 0.9}, Pool{});
-  ASSERT_NEAR(alone.ci95_pct, 24.843, 1e-3);
-  const BetweenJobs with = with_run_level(alone, RunLevel{3, 2});
-  EXPECT_EQ(with.df, 2);
-  EXPECT_NEAR(with.ci95_pct, 27.997, 1e-3);
-}
-
-TEST(RunLevel, NoneLeavesTheIntervalAsItWas) {
-  const BetweenJobs alone = between_jobs_ci95({1.0, 1.1, 0.9}, Pool{});
-  for (const RunLevel run : {RunLevel{}, RunLevel{0, 5}, RunLevel{3, 0}}) {
-    const BetweenJobs with = with_run_level(alone, run);
-    EXPECT_EQ(with.ci95_pct, alone.ci95_pct);
-    EXPECT_EQ(with.df, alone.df);
-    EXPECT_EQ(with.run_sd_pct, 0);
-  }
-  // Jobs that agree exactly: the run part alone, with its own df.
-  const BetweenJobs same = with_run_level(between_jobs_ci95({1.0, 1.0, 1.0}, Pool{}), {3, 4});
-  EXPECT_NEAR(same.ci95_pct, t95(2) * 3, 1e-9);
-}
-
-TEST(RunLevel, AMergedRowStatesItsRunTermAndTheCombinedDf) {
-  std::vector<Merge::JobFigure> jobs(3);
-  const double times[] = {1.0e-5, 1.1e-5, 0.9e-5};
-  for (int j = 0; j < 3; ++j) {
-    jobs[j].one_way_s = times[j];
-    jobs[j].messages = 10;
-    jobs[j].samples = 1;
-  }
-  const Pool pool{0.01, 12.5, 6};
-  const Figure without = Merge::combine_jobs(jobs, 1, pool);
-  const Figure with = Merge::combine_jobs(jobs, 1, pool, RunLevel{8, 4});
-  EXPECT_EQ(without.run_sd_pct, 0);
-  EXPECT_EQ(with.run_sd_pct, 8);
-  EXPECT_NEAR(with.ci95_df, 8.5128, 1e-4);
-  EXPECT_NEAR(with.ci95_pct, 22.750, 1e-3);
-  EXPECT_GT(with.ci95_pct, without.ci95_pct);
-  EXPECT_EQ(with.ci95_rows, 6);
-  EXPECT_EQ(with.floor_pct, 0);
 }
 
 }  // namespace

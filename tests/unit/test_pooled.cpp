@@ -90,6 +90,18 @@ double steady(std::uint64_t) { return 0.095; }  // mpi_host's 9.5% a row
 double little(std::uint64_t) { return 0.01; }   // a row moves 1% by itself
 double noisier_above_1mib(std::uint64_t b) { return b >= (1u << 20) ? 0.15 : 0.05; }
 
+// Three jobs of one sample each, 10% apart: no spread of their own, only between them.
+std::vector<Merge::JobFigure> three_jobs() {
+  std::vector<Merge::JobFigure> jobs(3);
+  const double times[] = {1.0e-5, 1.1e-5, 0.9e-5};
+  for (int j = 0; j < 3; ++j) {
+    jobs[j].one_way_s = times[j];
+    jobs[j].messages = 10;
+    jobs[j].samples = 1;
+  }
+  return jobs;
+}
+
 }  // namespace
 
 TEST(FUpperTail, MatchesKnownQuantiles) {
@@ -164,13 +176,7 @@ TEST(PooledInterval, PoolsOnlyItsOwnFamilyAndItsJobs) {
 }
 
 TEST(CombineJobs, StatesWhichRuleAndHowManyDegreesOfFreedom) {
-  std::vector<Merge::JobFigure> jobs(3);
-  const double times[] = {1.0e-5, 1.1e-5, 0.9e-5};
-  for (int j = 0; j < 3; ++j) {
-    jobs[j].one_way_s = times[j];
-    jobs[j].messages = 10;
-    jobs[j].samples = 1;
-  }
+  const std::vector<Merge::JobFigure> jobs = three_jobs();
   const Figure own = Merge::combine_jobs(jobs, 1);
   EXPECT_EQ(own.ci95_rows, 1);
   EXPECT_EQ(own.ci95_df, 2);
@@ -178,6 +184,57 @@ TEST(CombineJobs, StatesWhichRuleAndHowManyDegreesOfFreedom) {
   EXPECT_EQ(pooled.ci95_rows, 6);
   EXPECT_EQ(pooled.ci95_df, 12.5);
   EXPECT_NEAR(pooled.ci95_pct, t95(12) * std::sqrt(0.01 / 3) * 100, 1e-9);
+}
+
+TEST(RunLevel, AddsTheRunPartBySatterthwaite) {
+  // Pooled between-job variance 0.01 of ln time over 12.5 df, 3 jobs: V_b = 0.01 / 3. A run
+  // level of 8% over 4 df: V = 0.0033333 + 0.0064 = 0.0097333, df = V^2 / (V_b^2 / 12.5 +
+  // 0.0064^2 / 4) = 8.51, t(8) = 2.306: 2.306 x sqrt(V) = 22.75%.
+  const BetweenJobs pooled{t95(12) * std::sqrt(0.01 / 3) * 100, 12.5, 6, 10};
+  const BetweenJobs with = with_run_level(pooled, RunLevel{8, 4});
+  EXPECT_NEAR(with.df, 8.5128, 1e-4);
+  EXPECT_NEAR(with.ci95_pct, 22.750, 1e-3);
+  EXPECT_EQ(with.run_sd_pct, 8);
+  EXPECT_EQ(with.rows, 6);
+  EXPECT_EQ(with.sd_pct, 10);  // the between-job sd stays what the jobs' spread says
+}
+
+TEST(RunLevel, NeverNarrowsTheInterval) {
+  // A row's own 3 jobs (2 df), 10% apart, and a run level of 3% over 2 df: Satterthwaite says
+  // 3.0 df (t 3.18, 20.7%), narrower than the jobs alone (24.8%); the df stay 2, so
+  // 4.303 x sqrt(0.1^2 / 3 + 0.03^2) = 28.0%.
+  const BetweenJobs alone = between_jobs_ci95({1.0, 1.1, 0.9}, Pool{});
+  ASSERT_NEAR(alone.ci95_pct, 24.843, 1e-3);
+  const BetweenJobs with = with_run_level(alone, RunLevel{3, 2});
+  EXPECT_EQ(with.df, 2);
+  EXPECT_NEAR(with.ci95_pct, 27.997, 1e-3);
+}
+
+TEST(RunLevel, NoneLeavesTheIntervalAsItWas) {
+  const BetweenJobs alone = between_jobs_ci95({1.0, 1.1, 0.9}, Pool{});
+  for (const RunLevel run : {RunLevel{}, RunLevel{0, 5}, RunLevel{3, 0}}) {
+    const BetweenJobs with = with_run_level(alone, run);
+    EXPECT_EQ(with.ci95_pct, alone.ci95_pct);
+    EXPECT_EQ(with.df, alone.df);
+    EXPECT_EQ(with.run_sd_pct, 0);
+  }
+  // Jobs that agree exactly: the run part alone, with its own df.
+  const BetweenJobs same = with_run_level(between_jobs_ci95({1.0, 1.0, 1.0}, Pool{}), {3, 4});
+  EXPECT_NEAR(same.ci95_pct, t95(2) * 3, 1e-9);
+}
+
+TEST(RunLevel, AMergedRowStatesItsRunTermAndTheCombinedDf) {
+  const std::vector<Merge::JobFigure> jobs = three_jobs();
+  const Pool pool{0.01, 12.5, 6};
+  const Figure without = Merge::combine_jobs(jobs, 1, pool);
+  const Figure with = Merge::combine_jobs(jobs, 1, pool, RunLevel{8, 4});
+  EXPECT_EQ(without.run_sd_pct, 0);
+  EXPECT_EQ(with.run_sd_pct, 8);
+  EXPECT_NEAR(with.ci95_df, 8.5128, 1e-4);
+  EXPECT_NEAR(with.ci95_pct, 22.750, 1e-3);
+  EXPECT_GT(with.ci95_pct, without.ci95_pct);
+  EXPECT_EQ(with.ci95_rows, 6);
+  EXPECT_EQ(with.floor_pct, 0);
 }
 
 }  // namespace xfer
