@@ -74,11 +74,15 @@ def least_times(rows, jobs, caps):
     return [min(jobs * r.sample_s, cap) for r, cap in zip(rows, caps)]
 
 
+def fixed_cost_s(rows, jobs, costs):
+    """What J jobs cost beside their timed loops: OVERHEAD_S + J (c0 + sum c_r)."""
+    return OVERHEAD_S + jobs * (costs.job_s + sum(r.fixed_s for r in rows))
+
+
 def time_left(rows, jobs, least, costs):
     """B: what is left of MARGIN x budget after the fixed costs and the least times (< 0: J
     does not fit)."""
-    per_job = costs.job_s + sum(r.fixed_s for r in rows)
-    return MARGIN * costs.budget_s - OVERHEAD_S - jobs * per_job - sum(least)
+    return MARGIN * costs.budget_s - fixed_cost_s(rows, jobs, costs) - sum(least)
 
 
 def neyman_allocation(a, least, caps, extra):
@@ -138,8 +142,7 @@ def candidate(rows, jobs, costs, caps):
     if left < 0:
         return None
     seconds = neyman_allocation([r.visit for r in rows], least, caps, left)
-    per_job = costs.job_s + sum(r.fixed_s for r in rows)
-    wall = OVERHEAD_S + jobs * per_job + sum(seconds)
+    wall = fixed_cost_s(rows, jobs, costs) + sum(seconds)
     return Candidate(jobs, seconds, predicted_ci95(rows, jobs, seconds, costs.df_per_job_df), wall)
 
 
