@@ -173,13 +173,22 @@ class Budget(unittest.TestCase):
 
 class Interval(unittest.TestCase):
     def test_the_run_part_adds_with_satterthwaite_degrees_of_freedom(self):
-        # Job part s2P / J = 0.0005 / 5 = 1e-4 with q (J - 1) = 0.5 x 4 = 2 degrees of freedom,
-        # run part 1e-4 with K - 1 = 2: equal parts and equal df give df = 2 x 2 = 4, so
-        # ci95 = t(0.975, 4) x 100 sqrt(2e-4) = 2.776 x 1.414 = 3.93%.
+        # Job part s2P / J = 0.0005 / 5 = 1e-4 with q (J - 1) = 2.5 x 4 = 10 degrees of
+        # freedom, run part 1e-4 with K - 1 = 2: df = (2e-4)^2 / (1e-8 / 10 + 1e-8 / 2) = 6.67,
+        # so ci95 = t(0.975, 6) x 100 sqrt(2e-4) = 2.447 x 1.414 = 3.46%.
+        rows = [row(8, process=5e-4, a=0.0, run_level=1e-4, runs=3)]
+        ci95 = plan.predicted_ci95(rows, 5, [1.0], 2.5)[0]
+        self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 6) * 100 * math.sqrt(2e-4), places=6)
+        self.assertAlmostEqual(ci95, 3.461, places=2)
+
+    def test_the_degrees_of_freedom_never_exceed_the_job_parts(self):
+        # As the merge states it (support/pooled.cpp, with_run_level): equal parts of 2 df each
+        # would give Satterthwaite's 4 df, a t quantile that narrows the interval as variance is
+        # added; the df stay the job part's 2: t(0.975, 2) x 100 sqrt(2e-4) = 6.09%.
         rows = [row(8, process=5e-4, a=0.0, run_level=1e-4, runs=3)]
         ci95 = plan.predicted_ci95(rows, 5, [1.0], 0.5)[0]
-        self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 4) * 100 * math.sqrt(2e-4), places=6)
-        self.assertAlmostEqual(ci95, 3.926, places=2)
+        self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 2) * 100 * math.sqrt(2e-4), places=6)
+        self.assertAlmostEqual(ci95, 6.085, places=2)
 
     def test_a_run_level_known_from_fewer_runs_widens_the_interval(self):
         few = row(8, process=1e-4, run_level=1e-4, runs=3)

@@ -125,12 +125,14 @@ def t95(df):
 
 def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     """Each row's predicted ci95 (percent): t(0.975, floor(df)) x 100 sqrt(V_r), the job part
-    with q (J - 1) degrees of freedom, the run part with K - 1 (as the merge states it)."""
+    with q (J - 1) degrees of freedom, the run part with K - 1, df never more than the job
+    part's (as the merge states it: support/pooled.cpp, with_run_level)."""
     out = []
     for row, time in zip(rows, seconds):
         job_part = row.process / jobs + (row.visit / time if row.visit > 0 else 0.0)
         run = row.run_level or 0.0
-        df = satterthwaite_df(job_part, df_per_job_df * (jobs - 1), run, row.run_df)
+        job_df = df_per_job_df * (jobs - 1)
+        df = min(job_df, satterthwaite_df(job_part, job_df, run, row.run_df))
         out.append(t95(math.floor(df)) * 100 * math.sqrt(job_part + run))
     return out
 
