@@ -222,11 +222,13 @@ def run_rows(entries):
     found = {}
     for entry in entries:
         jobs = entry.get("jobs")
+        if not isinstance(jobs, int):
+            continue
         for family, points in machines.mapping(entry.get("rows")).items():
             for point in points:
-                values = dict(zip(ROW_FIELDS, point[1:]))
-                if not isinstance(jobs, int) or len(point) != len(ROW_FIELDS) + 1:
+                if len(point) != len(ROW_FIELDS) + 1:
                     continue
+                values = dict(zip(ROW_FIELDS, point[1:]))
                 found.setdefault((family, int(point[0])), []).append(
                     # stopped_on_precision stays in the file for people to read; the plan caps
                     # every row where it would stop on precision (plan.precision_caps).
