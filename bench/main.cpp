@@ -139,7 +139,8 @@ std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& wo
   for (const auto& row : registry.rows()) {
     if (families.empty() || families.back() != row.family) families.push_back(row.family);
   }
-  xfer::links::route_families(book, context, families);
+  xfer::links::route_families(book, context, families,
+                               xfer::links::transports_from(std::getenv));
   return std::nullopt;
 }
 

@@ -122,6 +122,10 @@ RecordedAnswers::RecordedAnswers(const std::string& dir) : dir_(dir) {
         link.version_code = whole;
       } else if (kind == "nvlink" && key == "link_mbps") {
         link.link_mbps = number_value;
+      } else if (kind == "nvlink" && key == "link_speed_mbps") {
+        link.link_speed_mbps = number_value;
+      } else if (kind == "nvlink" && key == "links_present") {
+        link.links_present = whole;
       } else if (kind == "nvlink" && key == "via_switch") {
         link.via_switch = whole != 0;
       } else {
@@ -179,6 +183,8 @@ std::vector<std::string> record_answers(const LinkAnswers& answers,
         if (link.links <= 0) continue;
         out << "nvlink " << normal_bus_id(a) << " " << normal_bus_id(b) << " links=" << link.links
             << " version_code=" << link.version_code << " link_mbps=" << link.link_mbps
+            << " link_speed_mbps=" << link.link_speed_mbps
+            << " links_present=" << link.links_present
             << " via_switch=" << (link.via_switch ? 1 : 0) << "\n";
       }
     }
@@ -289,8 +295,67 @@ std::vector<Port> network_ports(const std::string& sysfs_root) {
   return ports;
 }
 
+namespace {
+
+// nvmlNvlinkVersion_t (nvml.h: NVML_NVLINK_VERSION_1_0 = 1 ... NVML_NVLINK_VERSION_5_0 = 7) and
+// the rate of one link of that version per direction, as NVML's speed fields and `nvidia-smi
+// nvlink -s` state it (the signalling rate: 18 NVLink4 links read 26.562 GB/s each on the
+// two-H200 machine; NVIDIA's data sheets quote 25 GB/s of payload per NVLink4 link). Codes 3
+// (2.2) and 5 (3.1) name no rate xferbench can state: unknown.
+struct VersionRate {
+  int code;
+  const char* name;
+  double link_gbps;  // 0: unknown
+};
+constexpr VersionRate kNvlinkVersions[] = {
+    {1, "1.0", 20.0},    {2, "2.0", 25.78125}, {3, "2.2", 0},       {4, "3.0", 25.0},
+    {5, "3.1", 0},       {6, "4.0", 26.5625},  {7, "5.0", 53.125},
+};
+
+const VersionRate* version_rate(int code) {
+  for (const auto& v : kNvlinkVersions) {
+    if (v.code == code) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string nvlink_version_name(int version_code) {
+  const VersionRate* v = version_rate(version_code);
+  return v ? v->name : "";
+}
+
+NvlinkRate nvlink_rate(const NvlinkAnswers& a) {
+  NvlinkRate rate;
+  if (a.link_mbps > 0) {
+    rate.link_gbps = a.link_mbps / 1000;
+    rate.source = "NVML NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON";
+    return rate;
+  }
+  if (a.link_speed_mbps > 0) {
+    rate.link_gbps = a.link_speed_mbps / 1000;
+    rate.source = "NVML NVML_FI_DEV_NVLINK_GET_SPEED";
+    return rate;
+  }
+  const VersionRate* v = version_rate(a.version_code);
+  if (v && v->link_gbps > 0) {
+    rate.link_gbps = v->link_gbps;
+    rate.source = std::string("NVLink ") + v->name + " (NVML version code " +
+                  std::to_string(a.version_code) + ")";
+    return rate;
+  }
+  rate.why_unknown =
+      "NVML answers neither NVLink speed field, and " +
+      (a.version_code <= 0 ? std::string("names no NVLink version")
+                           : "its NVLink version code " + std::to_string(a.version_code) +
+                                 (v ? " (NVLink " + std::string(v->name) + ")" : "") +
+                                 " has no rate xferbench knows");
+  return rate;
+}
+
 double nvlink_gbps(const NvlinkAnswers& a) {
-  return a.links > 0 && a.link_mbps > 0 ? a.links * a.link_mbps / 1000 : 0;
+  return a.links > 0 ? a.links * nvlink_rate(a).link_gbps : 0;
 }
 
 double memory_copy_gbps(int bus_bits, int clock_mhz) {
@@ -307,6 +372,8 @@ std::string Link::describe() const {
   } else if (kind == "NVLink") {
     text = "NVLink x" + std::to_string(nvlink.links) + (nvlink.via_switch ? " (NVSwitch)" : "") +
            " " + id.substr(id.find(':') + 1);
+    if (gbps <= 0) return text + ": rate unknown, so its rows get no share: " + why_unknown;
+    text += " (" + fixed1(gbps / nvlink.links) + " GB/s a link, " + rate_source + ")";
   } else if (kind == "memory") {
     text = "memory of GPU " + bus_id + " (" + std::to_string(memory_bus_bits) + "-bit, " +
            std::to_string(memory_clock_max_mhz) + " MHz)";
@@ -369,8 +436,12 @@ std::string Book::nvlink(const std::string& bus_a, const std::string& bus_b) {
   link.bus_id = normal_bus_id(bus_a);
   link.id = "nvlink:" + link.bus_id + ">" + normal_bus_id(bus_b);
   link.nvlink = answers_->nvlink(bus_a, bus_b);
-  link.gbps = link.max_gbps = nvlink_gbps(link.nvlink);
-  return link.gbps > 0 ? add(link) : "";
+  if (link.nvlink.links <= 0) return "";
+  const NvlinkRate rate = nvlink_rate(link.nvlink);
+  link.gbps = link.max_gbps = link.nvlink.links * rate.link_gbps;
+  link.rate_source = rate.source;
+  link.why_unknown = rate.why_unknown;
+  return add(link);
 }
 
 std::string Book::network() {
@@ -518,9 +589,14 @@ json::Value Book::to_json() const {
       item.set("downtrained", link.downtrained());
     } else if (link.kind == "NVLink") {
       item.set("links", link.nvlink.links);
+      item.set("links_present", link.nvlink.links_present);
+      item.set("degraded", link.degraded());
       item.set("version_code", link.nvlink.version_code);
-      item.set("link_gbps", link.nvlink.link_mbps / 1000);
+      item.set("version", nvlink_version_name(link.nvlink.version_code));
+      item.set("link_gbps", link.nvlink.links > 0 ? link.gbps / link.nvlink.links : 0.0);
+      item.set("source", link.rate_source);
       item.set("via_switch", link.nvlink.via_switch);
+      if (!link.why_unknown.empty()) item.set("unknown", link.why_unknown);
     } else if (link.kind == "memory") {
       item.set("bus_bits", link.memory_bus_bits);
       item.set("clock_max_mhz", link.memory_clock_max_mhz);
@@ -547,6 +623,11 @@ json::Value Book::to_json() const {
   json::Value down = json::Value::array();
   for (const auto& id : downtrained()) down.push(id);
   out.set("downtrained", down);
+  json::Value degraded = json::Value::array();
+  for (const auto& link : links()) {
+    if (link.degraded()) degraded.push(link.id);
+  }
+  out.set("degraded", degraded);
   json::Value off = json::Value::array();
   for (const auto& p : peer_off_) {
     json::Value item = json::Value::object();
@@ -562,7 +643,19 @@ json::Value Book::to_json() const {
 std::vector<std::string> Book::lines() const {
   std::vector<std::string> out;
   for (const auto& link : links()) out.push_back("link " + link.describe());
+  for (const auto& line : degraded_lines()) out.push_back(line);
   for (const auto& p : peer_off_) out.push_back(peer_off_line(p));
+  return out;
+}
+
+std::vector<std::string> Book::degraded_lines() const {
+  std::vector<std::string> out;
+  for (const auto& link : links()) {
+    if (link.degraded())
+      out.push_back("degraded: " + link.id + " has " + std::to_string(link.nvlink.links) +
+                    " NVLink link(s) active of the " + std::to_string(link.nvlink.links_present) +
+                    " its GPUs have");
+  }
   return out;
 }
 
@@ -576,6 +669,7 @@ std::vector<std::string> Book::problems() const {
                     std::to_string(link.pcie.max_gen) + " x" + std::to_string(link.pcie.max_width) +
                     " (" + fixed1(link.max_gbps) + " GB/s per direction)");
   }
+  for (const auto& line : degraded_lines()) out.push_back(line);
   for (const auto& p : peer_off_) out.push_back(peer_off_line(p));
   return out;
 }

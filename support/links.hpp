@@ -5,7 +5,8 @@
 // NVML's (support/gpu/nvml.hpp); the tests read recorded ones (RecordedAnswers, from
 // tests/fixtures/links/). Everything else here is plain arithmetic on those answers:
 //   PCIe     GT/s per lane x lanes x encoding (8b/10b to Gen2, 128b/130b Gen3-5) / 8, per direction
-//   NVLink   active links x NVML's per-link rate, per direction
+//   NVLink   active links x the per-link rate NVML gives (its common speed field, else its
+//            per-link speed field, else the rate of the NVLink version it names), per direction
 //   memory   bus width x 2 transfers per memory clock (HBM), shared by a copy's read and write
 //   network  /sys/class/infiniband/*/ports/*/rate of the active ports, per direction
 // A Book keeps the links a run uses (each once), the route each family takes over them, and
@@ -40,11 +41,29 @@ struct GpuAnswers {
 
 // NVML's answers about the NVLink links from GPU a to GPU b.
 struct NvlinkAnswers {
-  int links = -1;         // active links joining them (via NVSwitch: a's switch links)
+  int links = -1;         // active links joining them (via NVSwitch: the fewer of a's and b's
+                          // switch links)
   int version_code = -1;  // nvmlDeviceGetNvLinkVersion of a's first active link, as NVML says it
   double link_mbps = -1;  // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: MB/s per link and direction
+  double link_speed_mbps = -1;  // NVML_FI_DEV_NVLINK_GET_SPEED of that link (scoped per link)
+  int links_present = -1;  // the links the pair could use, active or not (NVSwitch: the fewer of
+                           // a's and b's, NVML_FI_DEV_NVLINK_LINK_COUNT); more than `links`:
+                           // some are down
   bool via_switch = false;
 };
+
+// The rate of one NVLink link, per direction, and where it came from: NVML's common speed
+// field, else its per-link speed field, else the rate of the NVLink version NVML names
+// (nvmlNvlinkVersion_t). Unknown (gbps 0, `why` says so) when none of them answers or the
+// version is not one xferbench knows; never guessed from the GPU's model.
+struct NvlinkRate {
+  double link_gbps = 0;
+  std::string source;  // e.g. "NVLink 4.0 (NVML version code 6)"
+  std::string why_unknown;
+};
+NvlinkRate nvlink_rate(const NvlinkAnswers& answers);
+// "4.0" for NVML's code 6 (nvmlNvlinkVersion_t); "" for a code xferbench does not know.
+std::string nvlink_version_name(int version_code);
 
 // The seam: what NVML says, and where the sysfs tree is.
 class LinkAnswers {
@@ -125,9 +144,15 @@ struct Link {
   Pcie pcie;            // PCIe: the fastest reading while transfers ran (idle: at start)
   bool read_running = false;                            // PCIe: read while a transfer ran
   NvlinkAnswers nvlink;                                 // NVLink
+  std::string rate_source;                              // NVLink: where its rate came from
+  std::string why_unknown;                              // a link crossed whose rate is unknown
   int memory_bus_bits = -1, memory_clock_max_mhz = -1;  // memory
   std::string describe() const;  // "PCIe Gen5 x16 of GPU 0000:19:00.0 (63.0 GB/s per direction)"
   bool downtrained() const { return kind == "PCIe" && read_running && pcie.below_max(); }
+  // NVLink: fewer links active between the pair than their GPUs have.
+  bool degraded() const {
+    return kind == "NVLink" && nvlink.links > 0 && nvlink.links_present > nvlink.links;
+  }
 };
 
 // How a family's bytes cross its links. Serial: one after the other (a staged copy: down the
@@ -155,7 +180,9 @@ class Book {
   bool has_answers() const { return answers_ != nullptr; }
   const LinkAnswers* answers() const { return answers_.get(); }
 
-  // The link ids (added once each): "" when nothing is known of the link.
+  // The link ids (added once each): "" when nothing is known of the link. An NVLink link
+  // that NVML counts is added even when its rate is unknown: the bytes cross it, not PCIe, so
+  // its rows get no share (Link::why_unknown) rather than a wrong one.
   std::string pcie(const std::string& bus_id);
   std::string memory(const std::string& bus_id);
   std::string nvlink(const std::string& bus_a, const std::string& bus_b);
@@ -184,12 +211,15 @@ class Book {
 
   // context.xferbench.links (docs/result-format.md).
   json::Value to_json() const;
-  // Console lines: the links named once, and each pair with peer access off despite a link.
+  // Console lines: the links named once (an unknown rate with why), each degraded NVLink pair,
+  // and each pair with peer access off despite a link.
   std::vector<std::string> lines() const;
-  // After the rows ran: each downtrained link and each pair with peer access off.
+  // After the rows ran: each downtrained link, degraded NVLink pair and pair with peer access
+  // off.
   std::vector<std::string> problems() const;
   std::vector<Link> links() const;
   std::vector<std::string> downtrained() const;
+  std::vector<std::string> degraded_lines() const;
   const std::vector<PeerOff>& peer_off() const { return peer_off_; }
 
  private:
@@ -220,8 +250,8 @@ class RunningReader {
   std::thread thread_;
 };
 
-// The line rate of a PCIe link, NVLink pair, GPU memory (a copy's payload: half the memory's
-// rate), for the Book and the tests.
+// The line rate of a PCIe link, NVLink pair (0 where its rate is unknown), GPU memory (a copy's
+// payload: half the memory's rate), for the Book and the tests.
 double nvlink_gbps(const NvlinkAnswers& answers);
 double memory_copy_gbps(int bus_bits, int clock_mhz);
 

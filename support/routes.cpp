@@ -36,18 +36,34 @@ std::string device_bus(const json::Value& context, int index) {
   return "";
 }
 
-// context.cuda.pairs: whether CUDA gives src peer access to dst (false if not recorded).
-bool peer_access(const json::Value& context, int src, int dst) {
+// The index of the visible device on bus `bus` (context.cuda.devices), -1 if unknown.
+int device_index(const json::Value& context, const std::string& bus) {
+  const json::Value* devices = member(member(&context, "cuda"), "devices");
+  if (!devices || !devices->is_array()) return -1;
+  for (const auto& d : devices->items()) {
+    const json::Value* i = member(&d, "index");
+    if (i && i->is_number() && normal_bus_id(text_of(&d, "pci_bus_id")) == normal_bus_id(bus))
+      return static_cast<int>(i->number());
+  }
+  return -1;
+}
+
+// context.cuda.pairs: whether CUDA gives src peer access to dst; -1 if not recorded.
+int peer_state(const json::Value& context, int src, int dst) {
   const json::Value* pairs = member(member(&context, "cuda"), "pairs");
-  if (!pairs || !pairs->is_array()) return false;
+  if (!pairs || !pairs->is_array()) return -1;
   for (const auto& p : pairs->items()) {
     const json::Value* s = member(&p, "src");
     const json::Value* d = member(&p, "dst");
     const json::Value* yes = member(&p, "p2p");
     if (s && d && static_cast<int>(s->number()) == src && static_cast<int>(d->number()) == dst)
-      return yes && yes->is_true();
+      return yes && yes->is_true() ? 1 : 0;
   }
-  return false;
+  return -1;
+}
+
+bool peer_access(const json::Value& context, int src, int dst) {
+  return peer_state(context, src, dst) == 1;
 }
 
 Route both_pcie(Book& book, const std::string& a, const std::string& b, Route::Join join) {
@@ -95,7 +111,7 @@ RankEnd rank_end(const json::Value& context, int rank) {
 }
 
 Route rank_pair_route(Book& book, const json::Value& context, const std::string& family,
-                      const std::string& path) {
+                      const std::string& path, const Transports& transports) {
   const json::Value* pairs = member(&context, "pairs");
   if (!part(family, "pairs").empty() || !pairs || !pairs->is_array() || pairs->items().size() != 1)
     return {};
@@ -115,7 +131,15 @@ Route rank_pair_route(Book& book, const json::Value& context, const std::string&
   }
   if (inter) return Route{{book.pcie(a.bus), book.network()}, Route::Join::Overlapped};
   if (normal_bus_id(a.bus) == normal_bus_id(b.bus)) return Route{{book.memory(a.bus)}};
-  return gpu_to_gpu(book, a.bus, b.bus);
+  // Two GPUs of one node: the library copies GPU to GPU (Open MPI's smcuda by CUDA IPC, NCCL's
+  // P2P transport) where CUDA gives peer access and the transport is not switched off; else it
+  // stages through host memory (smcuda's shared-memory copies, NCCL's SHM transport), down
+  // one PCIe link and up the other, pipelined: both at once.
+  const bool transport_on =
+      path == "nccl_sendrecv" ? transports.nccl_p2p : transports.mpi_cuda_ipc;
+  const int peer = peer_state(context, device_index(context, a.bus), device_index(context, b.bus));
+  if (transport_on && peer != 0) return gpu_to_gpu(book, a.bus, b.bus);
+  return both_pcie(book, a.bus, b.bus, Route::Join::Overlapped);
 }
 
 #ifndef XFER_HAVE_CUDA
@@ -141,8 +165,19 @@ std::unique_ptr<LinkAnswers> answers_for_run(const std::string& recorded_dir) {
 #endif
 }
 
+Transports transports_from(const std::function<const char*(const char*)>& env) {
+  const auto is = [&env](const char* name, const char* value) {
+    const char* set = env(name);
+    return set && std::string(set) == value;
+  };
+  Transports t;
+  t.nccl_p2p = !is("NCCL_P2P_DISABLE", "1");
+  t.mpi_cuda_ipc = !is("OMPI_MCA_btl_smcuda_use_cuda_ipc", "0");
+  return t;
+}
+
 void route_families(Book& book, const json::Value& context,
-                    const std::vector<std::string>& families) {
+                    const std::vector<std::string>& families, const Transports& transports) {
   if (!book.has_answers()) return;
   for (const auto& family : families) {
     const std::string path = family.substr(0, family.find('/'));
@@ -151,7 +186,7 @@ void route_families(Book& book, const json::Value& context,
       route = one_process_route(book, context, family, path);
     } else if (path == "mpi_host" || path == "mpi_staged" || path == "mpi_cuda_aware" ||
                path == "nccl_sendrecv") {
-      route = rank_pair_route(book, context, family, path);
+      route = rank_pair_route(book, context, family, path, transports);
     }
     book.set_route(family, route);
   }

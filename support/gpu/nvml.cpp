@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <type_traits>
 
@@ -40,8 +42,9 @@ using ClockFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned*);
 using LinkVersionFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, unsigned*);
 
 constexpr int kClockMem = 2;                // nvmlClockType_t NVML_CLOCK_MEM
-constexpr unsigned kFieldNvlinkSpeed = 90;  // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON
-constexpr int kValueUnsignedInt = 1;        // nvmlValueType_t NVML_VALUE_TYPE_UNSIGNED_INT
+constexpr unsigned kFieldNvlinkSpeed = 90;      // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON
+constexpr unsigned kFieldNvlinkLinkCount = 91;  // NVML_FI_DEV_NVLINK_LINK_COUNT
+constexpr unsigned kFieldNvlinkGetSpeed = 164;  // NVML_FI_DEV_NVLINK_GET_SPEED (scopeId: link)
 
 struct FieldValue {  // nvmlFieldValue_t
   unsigned fieldId;
@@ -60,6 +63,31 @@ struct FieldValue {  // nvmlFieldValue_t
 };
 static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
 using FieldValuesFn = nvmlReturn_t (*)(nvmlDevice_t, int, FieldValue*);
+
+// A field's value as a number, by its nvmlValueType_t (0 double, 1 unsigned int, 2 unsigned
+// long, 3 unsigned long long, 4 signed long long, 5 signed int); -1 where it did not answer.
+double field_number(FieldValuesFn fn, nvmlDevice_t device, unsigned field, unsigned scope) {
+  FieldValue v{};
+  v.fieldId = field;
+  v.scopeId = scope;
+  if (!fn || fn(device, 1, &v) != kNvmlSuccess || v.nvmlReturn != kNvmlSuccess) return -1;
+  switch (v.valueType) {
+    case 0:
+      return v.value.dVal;
+    case 1:
+      return v.value.uiVal;
+    case 2:
+      return static_cast<double>(v.value.ulVal);
+    case 3:
+      return static_cast<double>(v.value.ullVal);
+    case 4:
+      return static_cast<double>(v.value.sllVal);
+    case 5:
+      return static_cast<int>(v.value.uiVal);
+    default:
+      return -1;
+  }
+}
 
 struct BusId {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
@@ -172,7 +200,10 @@ Nvml::LinkCount Nvml::count_links(void* handle, const std::string& target_bus) c
     int active = 0;
     const nvmlReturn_t rc = api_->link_state(device, l, &active);
     if (rc == kNvmlSuccess || rc == kNvmlNotSupported) count.answered = true;
+    if (rc == kNvmlSuccess) ++count.present;
     if (rc != kNvmlSuccess || active != kFeatureEnabled) continue;
+    ++count.active;
+    if (count.first_active < 0) count.first_active = static_cast<int>(l);
     int type = -1;
     if (api_->remote_type && api_->remote_type(device, l, &type) == kNvmlSuccess &&
         type == kNvLinkDeviceSwitch) {
@@ -204,11 +235,25 @@ Nvml::Link Nvml::link(const std::string& bus_a, const std::string& bus_b) const 
   const LinkCount from_a = count_links(a, bus_b);
   if (!from_a.answered) return link;
   link.nvlink_count = from_a.direct;
-  // NVSwitch systems: a's links and b's links both end at switches, which join every pair.
-  if (from_a.direct == 0 && from_a.to_switch > 0 && count_links(b, "").to_switch > 0) {
-    link.nvlink_count = from_a.to_switch;
+  // NVSwitch systems: a's links and b's links both end at switches, which join every pair;
+  // a to b runs on the fewer of a's and b's switch links.
+  const LinkCount from_b = count_links(b, "");
+  if (from_a.direct == 0 && from_a.to_switch > 0 && from_b.to_switch > 0) {
+    link.nvlink_count = std::min(from_a.to_switch, from_b.to_switch);
     link.via_switch = true;
   }
+  // How many links the pair could use: through NVSwitches, the fewer of the GPUs' links (NVML's
+  // count, else the links it answers for, active or not); direct, a's links to b and a's
+  // links that are down. More than nvlink_count: a link is down (Link::degraded).
+  const auto present = [this](void* device, const LinkCount& count) {
+    const double n = field_number(api_->field_values, static_cast<nvmlDevice_t>(device),
+                                  kFieldNvlinkLinkCount, 0);
+    return n > 0 ? static_cast<int>(n) : count.present;
+  };
+  link.links_present = link.via_switch
+                           ? std::min(present(a, from_a), present(b, from_b))
+                           : from_a.direct + std::max(0, present(a, from_a) - from_a.active);
+  link.first_active = from_a.first_active;
   return link;
 }
 
@@ -237,22 +282,20 @@ links::NvlinkAnswers Nvml::nvlink(const std::string& bus_a, const std::string& b
   const Link l = link(bus_a, bus_b);
   a.links = l.nvlink_count;
   a.via_switch = l.via_switch;
+  a.links_present = l.links_present > 0 ? l.links_present : -1;
   nvmlDevice_t device = nullptr;
-  if (a.links <= 0 || api_->handle_by_bus_id(bus_a.c_str(), &device) != kNvmlSuccess) return a;
-  for (unsigned i = 0; i < kMaxLinks && api_->link_version; ++i) {
-    int active = 0;
-    unsigned version = 0;
-    if (api_->link_state(device, i, &active) == kNvmlSuccess && active == kFeatureEnabled &&
-        api_->link_version(device, i, &version) == kNvmlSuccess) {
-      a.version_code = static_cast<int>(version);
-      break;
-    }
-  }
-  FieldValue speed{};
-  speed.fieldId = kFieldNvlinkSpeed;
-  if (api_->field_values && api_->field_values(device, 1, &speed) == kNvmlSuccess &&
-      speed.nvmlReturn == kNvmlSuccess && speed.valueType == kValueUnsignedInt)
-    a.link_mbps = speed.value.uiVal;
+  if (a.links <= 0 || l.first_active < 0 ||
+      api_->handle_by_bus_id(bus_a.c_str(), &device) != kNvmlSuccess)
+    return a;
+  const auto first = static_cast<unsigned>(l.first_active);
+  unsigned version = 0;
+  if (api_->link_version && api_->link_version(device, first, &version) == kNvmlSuccess)
+    a.version_code = static_cast<int>(version);
+  // The speed: the common field (all active links), and the first active link's own field.
+  a.link_mbps = field_number(api_->field_values, device, kFieldNvlinkSpeed, 0);
+  a.link_speed_mbps = field_number(api_->field_values, device, kFieldNvlinkGetSpeed, first);
+  if (a.link_mbps <= 0) a.link_mbps = -1;
+  if (a.link_speed_mbps <= 0) a.link_speed_mbps = -1;
   return a;
 }
 

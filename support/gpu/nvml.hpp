@@ -31,6 +31,8 @@ class Nvml : public links::LinkAnswers {
                                 // links); -1 unknown
     bool via_switch = false;    // the links go to an NVSwitch, not straight to b
     std::string pcie_relation;  // "PIX", "PXB", "PHB", "NODE", "SYS", "INT"; "" unknown
+    int links_present = -1;     // the links the pair could use, active or not (nvml.cpp)
+    int first_active = -1;      // a's first active link toward b (or its switches)
   };
   // Bus ids as cudaDeviceGetPCIBusId writes them ("0000:19:00.0").
   Link link(const std::string& bus_a, const std::string& bus_b) const;
@@ -48,6 +50,9 @@ class Nvml : public links::LinkAnswers {
     int direct = 0;         // active links whose far end is the target GPU
     int to_switch = 0;      // active links whose far end is an NVSwitch
     bool answered = false;  // NVML said something about the links (even "not supported")
+    int present = 0;        // links NVML answers for, active or not
+    int active = 0;         // active links, wherever they go
+    int first_active = -1;  // the first active link counted
   };
   LinkCount count_links(void* device, const std::string& target_bus) const;  // "": no target
   void* library_ = nullptr;

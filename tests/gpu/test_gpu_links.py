@@ -3,7 +3,9 @@
 A host_staging row carries link_gbps and pct_of_link, within 100%, and the context names its link
 once; with the machine's own answers recorded (--xfer_dump_links) and edited to a PCIe Gen1 x1
 link, the same rows read as downtrained and every row above that link's line rate is an error,
-not a result. Without a GPU every test skips.
+not a result. On two GPUs that NVML joins by NVLink (through NVSwitch too), the peer copies
+and the CUDA-aware MPI and NCCL rows between them carry their share of NVLink, and no row is
+charged to a PCIe link its bytes do not cross. Without a GPU every test skips.
 
 Run by hand: XFERBENCH=build/xferbench python3 -m unittest -v test_gpu_links
 """
@@ -95,6 +97,57 @@ class TestLinks(unittest.TestCase):
             message = row.get("error_message", "")
             self.assertIn("an error in the measurement or in the peak", message)
             self.assertNotIn("GB/s", row)  # not printed as a result
+
+
+class TestTwoGpuLinks(unittest.TestCase):
+    """Two GPUs joined by NVLink: every row between them is an NVLink row with a share."""
+
+    def nvlink_or_skip(self, doc, what):
+        links = links_of(doc)
+        nvlink = [link for link in links.get("links", []) if link["kind"] == "NVLink"]
+        if not nvlink:
+            raise unittest.SkipTest(f"no NVLink link between two GPUs here ({what})")
+        return links, nvlink
+
+    def check_rows(self, doc, rows, links):
+        self.assertTrue(rows)
+        for row in rows:
+            name = row["name"].split("/bytes:")[0]
+            route = links["routes"].get(name, {}).get("links", [])
+            self.assertTrue(route and all(r.startswith("nvlink:") for r in route), (name, route))
+            self.assertGreater(row["pct_of_link"], 0, row["name"])
+            self.assertLessEqual(row["pct_of_link"], 100, row["name"])
+
+    def test_peer_copies_cross_nvlink_with_a_share(self):
+        proc, doc = launch(
+            ["--benchmark_filter=memcpy_peer/p2p:on/", "--xfer_sizes=64M", "--xfer_max_time=0.2"]
+        )
+        if doc is None or not iteration_rows(doc, "memcpy_peer"):
+            raise no_gpu("no memcpy_peer rows here: " + proc.stderr[-300:])
+        links, nvlink = self.nvlink_or_skip(doc, "memcpy_peer")
+        self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+        self.check_rows(doc, iteration_rows(doc, "memcpy_peer"), links)
+        self.assertIn("link NVLink x", proc.stderr)
+        self.assertGreater(nvlink[0]["gbps"], 0, nvlink[0])
+
+    def test_mpi_and_nccl_ranks_on_two_gpus_cross_nvlink_with_a_share(self):
+        proc, doc = launch(
+            [
+                "--benchmark_filter=^(mpi_cuda_aware|nccl_sendrecv)/mode:pingpong/",
+                "--xfer_sizes=64M",
+                "--xfer_max_time=0.2",
+            ],
+            ranks=2,
+        )
+        if doc is None:
+            raise no_gpu("no result: " + proc.stderr[-300:])
+        gpus = {r.get("pci_bus_id") for r in doc["context"]["xferbench"].get("ranks", [])}
+        if len(gpus - {None}) < 2:
+            raise unittest.SkipTest("the two ranks do not have two GPUs here")
+        links, _ = self.nvlink_or_skip(doc, "2 ranks")
+        self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+        rows = iteration_rows(doc, "mpi_cuda_aware") + iteration_rows(doc, "nccl_sendrecv")
+        self.check_rows(doc, rows, links)
 
 
 if __name__ == "__main__":

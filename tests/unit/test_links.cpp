@@ -1,10 +1,12 @@
 // The links model through its seam: NVML and sysfs answers recorded under tests/fixtures/links
-// (the H200 VM as captured; the other cases edited captures, marked so in their nvml.txt).
+// (the one-GPU H200 VM and the two-H200 NVSwitch machine as captured; the other cases edited
+// captures, marked so in their nvml.txt, or edited here from a real one).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,45 @@ json::Value two_gpu_context(bool p2p) {
           "ranks": [{"rank": 0, "host": "a", "pci_bus_id": "0000:19:00.0"},
                     {"rank": 1, "host": "b", "pci_bus_id": "0000:2a:00.0"}],
           "pairs": [{"ranks": [0, 1]}]})");
+}
+
+// context.xferbench of a run on the two-H200 machine (h200x2): two GPUs of one host, each
+// rank on its own GPU, CUDA peer access as `p2p` says.
+json::Value h200x2_context(bool p2p) {
+  const std::string on = p2p ? "true" : "false";
+  return json::parse(
+      R"({"cuda": {"devices": [{"index": 0, "pci_bus_id": "00000000:00:06.0"},
+                               {"index": 1, "pci_bus_id": "00000000:00:07.0"}],
+                   "pairs": [{"src": 0, "dst": 1, "p2p": )" +
+      on + R"(}, {"src": 1, "dst": 0, "p2p": )" + on + R"(}]},
+          "ranks": [{"rank": 0, "host": "h", "gpu": 0, "pci_bus_id": "00000000:00:06.0"},
+                    {"rank": 1, "host": "h", "gpu": 1, "pci_bus_id": "00000000:00:07.0"}],
+          "pairs": [{"ranks": [0, 1]}]})");
+}
+
+// A copy of the real two-H200 answers with its NVLink lines' `key=value` words replaced.
+std::string h200x2_edited(const std::string& name, const std::string& replace,
+                          const std::string& with) {
+  const std::string dir = testing::TempDir() + "links-" + name + "-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(fixture("h200x2"), dir, std::filesystem::copy_options::recursive |
+                                                    std::filesystem::copy_options::copy_symlinks);
+  std::ifstream in(fixture("h200x2") + "/nvml.txt");
+  std::string text, line;
+  while (std::getline(in, line)) {
+    for (auto at = line.find(replace); line.rfind("nvlink ", 0) == 0 && at != std::string::npos;
+         at = line.find(replace, at + with.size()))
+      line.replace(at, replace.size(), with);
+    text += line + "\n";
+  }
+  std::ofstream(dir + "/nvml.txt") << text;
+  return dir;
+}
+
+std::unique_ptr<Book> book_in(const std::string& dir) {
+  auto book = std::make_unique<Book>();
+  book->set_answers(std::make_unique<RecordedAnswers>(dir));
+  return book;
 }
 
 TEST(Links, PcieLineRatePerDirection) {
@@ -162,6 +203,149 @@ TEST(Links, WithoutNvmlSysfsAnswersAndTheSlotCapsTheMaximum) {
   EXPECT_EQ(book.pcie("0000:99:00.0"), "");  // an unknown device: no link
 }
 
+// As captured: NVML counts 18 active links through NVSwitch, version code 6, and neither speed
+// field answers. The peer copy crosses NVLink, never the PCIe links (390.9 GB/s was charged to
+// PCIe and failed as 620% of its line rate before), at the rate of NVLink 4.0.
+TEST(Links, RealTwoH200sNvlinkBehindNvswitchTakesItsRateFromTheVersion) {
+  const RecordedAnswers answers(fixture("h200x2"));
+  const NvlinkAnswers nv = answers.nvlink("0000:00:06.0", "0000:00:07.0");
+  EXPECT_EQ(nv.links, 18);
+  EXPECT_TRUE(nv.via_switch);
+  EXPECT_LT(nv.link_mbps, 0);  // the common speed field did not answer there
+  const NvlinkRate rate = nvlink_rate(nv);
+  EXPECT_DOUBLE_EQ(rate.link_gbps, 26.5625);  // nvidia-smi nvlink -s: 26.562 GB/s per link
+  EXPECT_EQ(rate.source, "NVLink 4.0 (NVML version code 6)");
+
+  auto book = book_for("h200x2");
+  const std::string uni = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
+  const std::string bi = "memcpy_peer/p2p:on/dir:bi/pair:1to0";
+  route_families(*book, h200x2_context(true), {uni, bi});
+  EXPECT_EQ(book->route_text(uni), "nvlink:0000:00:06.0>0000:00:07.0");
+  EXPECT_DOUBLE_EQ(book->ceiling_gbps(uni), 478.125);
+  EXPECT_DOUBLE_EQ(book->row_ceiling_gbps(bi, 2, 1), 956.25);
+  // 390.9 GB/s one way and 767.6 both ways (measured there) are results, 82% and 80%.
+  EXPECT_EQ(over_line_rate(390.9, book->ceiling_gbps(uni), book->route_text(uni)), "");
+  EXPECT_EQ(over_line_rate(767.6, book->row_ceiling_gbps(bi, 2, 1), book->route_text(bi)), "");
+  EXPECT_TRUE(book->problems().empty());
+  const json::Value links = book->to_json();
+  const json::Value& first = links.find("links")->items()[0];
+  EXPECT_EQ(first.find("kind")->text(), "NVLink");
+  EXPECT_EQ(first.find("source")->text(), "NVLink 4.0 (NVML version code 6)");
+  EXPECT_EQ(first.find("version")->text(), "4.0");
+  EXPECT_NE(book->lines()[0].find("NVLink x18 (NVSwitch)"), std::string::npos) << book->lines()[0];
+  EXPECT_NE(book->lines()[0].find("478.1 GB/s per direction"), std::string::npos);
+}
+
+TEST(Links, RealTwoH200sPeerAccessOffCrossesBothPcieLinks) {
+  auto book = book_for("h200x2");
+  const std::string off = "memcpy_peer/p2p:off/dir:uni/pair:0to1";
+  route_families(*book, h200x2_context(false), {off});
+  EXPECT_EQ(book->route_text(off), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
+  EXPECT_NEAR(book->ceiling_gbps(off), 63.0, 0.1);  // 38 GB/s measured: 60%
+  ASSERT_EQ(book->peer_off().size(), 2u);           // and the pairs are named
+  EXPECT_EQ(book->peer_off()[0].nvlink_count, 18);
+}
+
+// CUDA-aware MPI and NCCL between the two GPUs: GPU to GPU over NVLink (CUDA IPC, NCCL P2P),
+// unless the run switches that transport off, when the bytes go through the host.
+TEST(Links, RealTwoH200sMpiAndNcclRanksOnTwoGpusCrossNvlink) {
+  const std::vector<std::string> families = {"mpi_cuda_aware/mode:pingpong",
+                                             "nccl_sendrecv/mode:stream",
+                                             "mpi_staged/host:pinned/staging:pipelined/mode:stream"};
+  auto book = book_for("h200x2");
+  route_families(*book, h200x2_context(true), families);
+  EXPECT_EQ(book->route_text(families[0]), "nvlink:0000:00:06.0>0000:00:07.0");
+  EXPECT_EQ(book->route_text(families[1]), "nvlink:0000:00:06.0>0000:00:07.0");
+  EXPECT_DOUBLE_EQ(book->ceiling_gbps(families[1]), 478.125);
+  EXPECT_EQ(book->route_text(families[2]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
+
+  auto through_host = book_for("h200x2");
+  Transports off;
+  off.nccl_p2p = false;
+  off.mpi_cuda_ipc = false;
+  route_families(*through_host, h200x2_context(true), families, off);
+  EXPECT_EQ(through_host->route_text(families[0]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
+  EXPECT_EQ(through_host->route_text(families[1]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
+
+  auto no_peer = book_for("h200x2");  // CUDA gives no peer access: through the host
+  route_families(*no_peer, h200x2_context(false), {families[1]});
+  EXPECT_NEAR(no_peer->ceiling_gbps(families[1]), 63.0, 0.1);
+
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"}};
+  const Transports from_env = transports_from([&env](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  EXPECT_FALSE(from_env.nccl_p2p);
+  EXPECT_TRUE(from_env.mpi_cuda_ipc);
+}
+
+// A version NVML names but xferbench does not know, and no speed field: the link is crossed
+// (not PCIe) but its rate is unknown, so its rows get no share and no error, and the console
+// says which link and why, once.
+TEST(Links, AnNvlinkVersionItDoesNotKnowIsAnUnknownLink) {
+  const std::string dir = h200x2_edited("unknown-version", "version_code=6", "version_code=9");
+  auto book = book_in(dir);
+  const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
+  route_families(*book, h200x2_context(true), {family, "nccl_sendrecv/mode:stream"});
+  EXPECT_EQ(book->route_text(family), "nvlink:0000:00:06.0>0000:00:07.0");  // not PCIe
+  EXPECT_EQ(book->ceiling_gbps(family), 0);
+  EXPECT_EQ(book->row_ceiling_gbps(family, 1, 1), 0);
+  EXPECT_EQ(over_line_rate(390.9, book->row_ceiling_gbps(family, 1, 1), ""), "");
+  const auto lines = book->lines();
+  ASSERT_EQ(lines.size(), 1u);  // one link, named once for both families
+  EXPECT_NE(lines[0].find("rate unknown"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("NVLink version code 9 has no rate xferbench knows"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(book->to_json().find("links")->items()[0].find("unknown"), nullptr);
+  std::filesystem::remove_all(dir);
+
+  NvlinkAnswers none;
+  none.links = 4;
+  EXPECT_EQ(nvlink_gbps(none), 0);
+  EXPECT_NE(nvlink_rate(none).why_unknown.find("names no NVLink version"), std::string::npos);
+  none.version_code = 3;  // NVLink 2.2: named, but no rate xferbench can state
+  EXPECT_NE(nvlink_rate(none).why_unknown.find("(NVLink 2.2)"), std::string::npos);
+}
+
+// Where NVML does answer a speed field, that figure is the rate, whatever the version says.
+TEST(Links, ASpeedFieldThatAnswersComesFirst) {
+  const std::string dir = h200x2_edited("speed-field", "link_mbps=-1", "link_mbps=25000");
+  auto book = book_in(dir);
+  const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
+  route_families(*book, h200x2_context(true), {family});
+  EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 450.0);
+  EXPECT_EQ(book->links()[0].rate_source, "NVML NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON");
+  std::filesystem::remove_all(dir);
+
+  NvlinkAnswers per_link;
+  per_link.links = 2;
+  per_link.version_code = 6;
+  per_link.link_speed_mbps = 20000;
+  EXPECT_DOUBLE_EQ(nvlink_gbps(per_link), 40.0);
+  EXPECT_EQ(nvlink_rate(per_link).source, "NVML NVML_FI_DEV_NVLINK_GET_SPEED");
+}
+
+// Fewer links active than the GPUs have: named, before and after the rows, as a downtrained
+// PCIe link is; the ceiling is what the active links carry.
+TEST(Links, ANvlinkPairWithLinksDownIsDegraded) {
+  const std::string dir = h200x2_edited("degraded", "links=18", "links=12 links_present=18");
+  auto book = book_in(dir);
+  const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
+  route_families(*book, h200x2_context(true), {family});
+  EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 12 * 26.5625);
+  ASSERT_EQ(book->problems().size(), 1u);
+  EXPECT_EQ(book->problems()[0],
+            "degraded: nvlink:0000:00:06.0>0000:00:07.0 has 12 NVLink link(s) active of the 18 "
+            "its GPUs have");
+  EXPECT_EQ(book->to_json().find("degraded")->items().size(), 1u);
+  std::filesystem::remove_all(dir);
+
+  auto healthy = book_for("h200x2");  // all 18 active (links_present unrecorded there)
+  route_families(*healthy, h200x2_context(true), {family});
+  EXPECT_TRUE(healthy->problems().empty());
+}
+
 TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
   auto book = book_for("nvlink-two-gpus-edited");
   route_families(*book, two_gpu_context(false), {"memcpy_peer/p2p:off/dir:uni/pair:0to1"});
@@ -203,6 +387,20 @@ TEST(Links, ABadRecordingIsRefusedNamingItsLine) {
 }
 
 TEST(Links, WhatIsRecordedReadsBackTheSame) {
+  const std::string edited = h200x2_edited("round-trip", "links=18", "links=17 links_present=18");
+  const RecordedAnswers real(edited);
+  const std::string real_copy = testing::TempDir() + "links-dump-real-" + std::to_string(::getpid());
+  record_answers(real, {"0000:00:06.0", "0000:00:07.0"}, real_copy);
+  const NvlinkAnswers nv = RecordedAnswers(real_copy).nvlink("0000:00:07.0", "0000:00:06.0");
+  EXPECT_EQ(nv.links, 17);
+  EXPECT_EQ(nv.links_present, 18);
+  EXPECT_EQ(nv.version_code, 6);
+  EXPECT_LT(nv.link_speed_mbps, 0);
+  EXPECT_TRUE(nv.via_switch);
+  std::filesystem::remove_all(real_copy);
+  std::filesystem::remove_all(edited);
+
+  // The edited capture: a down InfiniBand port, which the real one has none of.
   const RecordedAnswers original(fixture("nvlink-two-gpus-edited"));
   const std::string dir = testing::TempDir() + "links-dump-" + std::to_string(::getpid());
   const auto files = record_answers(original, {"0000:19:00.0", "0000:2a:00.0"}, dir);
