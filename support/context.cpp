@@ -97,7 +97,7 @@ json::Value base_context(const Config& config, const World& world) {
 void finish_context(json::Value& context, Registry& registry, const World& world) {
   json::Value ranks = json::Value::array();
   for (const auto& entry : world.all_gather(registry.rank_info().dump(0)))
-    ranks.push(json::Value::raw(entry));
+    ranks.push(json::parse(entry));  // typed: the links' routes read each rank's host and GPU
   context.set("ranks", ranks);
   json::Value skipped = json::Value::array();
   for (const auto& s : registry.skips()) {

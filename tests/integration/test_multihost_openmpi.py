@@ -164,6 +164,26 @@ class TwoHostsTwoRanksEach(OnTestbed):
         ]
         self.assertGreater(crossed, 2 * row["iterations"] * 65536)
 
+    def test_rows_between_hosts_carry_their_share_of_the_network_port(self):
+        # The recorded answers hold one active 400 Gb/s port: an mpi_host pair across hosts
+        # crosses it, so its rows carry link_gbps (50 GB/s) and pct_of_link. Each rank's host
+        # is read from the context the ranks gathered (live runs once routed no rank pair).
+        source = os.environ.get("XFER_SOURCE_DIR", "../..")
+        links = os.path.join(source, "tests", "fixtures", "links", "nvlink-two-gpus-edited")
+        _, document = self.launch(
+            ["--host", "nodeA,nodeB", "-np", "2"],
+            [
+                "--benchmark_filter=mpi_host/mode:pingpong",
+                "--xfer_sizes=1M",
+                "--xfer_test_links=" + os.path.abspath(links),
+            ],
+        )
+        routes = document["context"]["xferbench"]["links"]["routes"]
+        self.assertEqual(routes["mpi_host/mode:pingpong"]["links"], ["network:mlx5_0/1"])
+        for row in rows(document):
+            self.assertEqual(row["link_gbps"], 50.0, row["name"])
+            self.assertAlmostEqual(row["pct_of_link"], row["GB/s"] / 50.0 * 100, places=6)
+
     def test_a_hostfile_and_explicit_pairs(self):
         with tempfile.NamedTemporaryFile("w", suffix=".hosts") as hostfile:
             hostfile.write("nodeA slots=2\nnodeB slots=2\n")
