@@ -285,6 +285,35 @@ class CheckNode(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("--xferbench=/nonexistent/xferbench: not an executable", result.stderr)
 
+    def fake_xferbench(self, tmp, body):
+        """An executable standing in for xferbench: `body`, Python, given its arguments."""
+        path = os.path.join(tmp, "xferbench")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"#!{sys.executable}\nimport json, shutil, sys, time\n{body}\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def test_its_own_run_covers_every_gpu_pair_at_the_judged_sizes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = os.path.join(tmp, "argv.json")
+            fake = self.fake_xferbench(
+                tmp,
+                f"json.dump(sys.argv[1:], open({argv!r}, 'w'))\n"
+                "out = [a for a in sys.argv if a.startswith('--benchmark_out=')][0]\n"
+                f"shutil.copy({FULL_RUN!r}, out.split('=', 1)[1])",
+            )
+            out = os.path.join(tmp, "check.json")
+            result = self.run_tool("--xferbench", fake, "--out", out, "--args=--xfer_gpus=0:1")
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertIn("ok: 2 judged families", result.stdout)
+            self.assertIn(f"result written to {out}", result.stderr)
+            args = load(argv)
+        self.assertIn("--xfer_gpus=all", args)
+        self.assertIn("--xfer_sizes=256MiB,1GiB", args)
+        # The user's own arguments come after the selection's, so theirs win (xferbench takes
+        # the last of a repeated flag).
+        self.assertGreater(args.index("--xfer_gpus=0:1"), args.index("--xfer_gpus=all"))
+
     @unittest.skipUnless(os.environ.get("XFERBENCH"), "needs XFERBENCH (ctest sets it)")
     def test_on_a_machine_without_a_gpu_the_run_checks_nothing_and_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
