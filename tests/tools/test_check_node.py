@@ -8,9 +8,11 @@ on a machine without a GPU the run itself crosses no known link, which is a fail
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from toollib import TOOLS, iteration_row
@@ -313,6 +315,26 @@ class CheckNode(unittest.TestCase):
         # The user's own arguments come after the selection's, so theirs win (xferbench takes
         # the last of a repeated flag).
         self.assertGreater(args.index("--xfer_gpus=0:1"), args.index("--xfer_gpus=all"))
+
+    def test_ctrl_c_ends_the_check_with_status_130_and_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = os.path.join(tmp, "started")
+            fake = self.fake_xferbench(tmp, f"open({started!r}, 'w').close()\ntime.sleep(60)")
+            check = subprocess.Popen(
+                [sys.executable, CHECK_NODE, "--xferbench", fake, "--out", f"{tmp}/c.json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+            )
+            deadline = time.monotonic() + 30
+            while not os.path.exists(started) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check.send_signal(signal.SIGINT)
+            stdout, stderr = check.communicate(timeout=30)
+        self.assertEqual(check.returncode, 130, stdout + stderr)
+        self.assertIn("check-node: interrupted", stderr)
+        self.assertNotIn("Traceback", stderr)
 
     @unittest.skipUnless(os.environ.get("XFERBENCH"), "needs XFERBENCH (ctest sets it)")
     def test_on_a_machine_without_a_gpu_the_run_checks_nothing_and_fails(self):
