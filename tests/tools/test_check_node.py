@@ -1,31 +1,73 @@
-"""tools/check-node: a node passes when every measured path reaches its link's share, fails
-naming the rows and links that do not, and refuses bad input with status 2. Judged here on
-result files (--from) shaped as a GPU run writes them (docs/links.md); on a machine without a
-GPU the run itself crosses no known link, which is a failure, not a pass."""
+"""tools/check-node: a node passes when every path meant to fill its link reaches its share,
+fails naming the families and links that do not, and refuses bad input with status 2. Judged on
+a real full tools/run result of one H200 (tests/fixtures/check-node, a trimmed copy of one of
+the 17 runs of docs/results/2026-11-28-h200-plan; docs/results/2026-11-28-check-node-shares
+checks all 28 stored runs) and on result files shaped as a GPU run writes them (docs/links.md);
+on a machine without a GPU the run itself crosses no known link, which is a failure."""
 
+import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from toollib import TOOLS, iteration_row
 
 CHECK_NODE = os.path.join(TOOLS, "check-node")
+FIXTURES = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "check-node"
+)
+# A default tools/run on one H200 (2 ranks on the GPU), 2026-11-28, lease 2, run 1: its context
+# without the visits' records, and each family's rows at 8 B and 1 GiB, the pinned ones also at
+# 128, 256 and 512 MiB (docs/results/2026-11-28-check-node-shares/shares.py --fixture).
+FULL_RUN = os.path.join(FIXTURES, "h200-default-run.json")
 SEQ = "host_staging/host:pinned/mode:sequential/pair:0to0"
 PIPE = "host_staging/host:pinned/mode:pipelined/pair:0to0"
 PEER = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
+PEER_BACK = "memcpy_peer/p2p:on/dir:uni/pair:1to0"
+P2P_OFF = "memcpy_peer/p2p:off/dir:uni/pair:0to1"
+GIB = 1 << 30
 
 
-def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200"):
-    """A result as a GPU run writes it: rows at 256 MiB, {family: share}, on the H200's links."""
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def slowed(document, family, factor=1.2):
+    """The document with `family`'s rows as XFER_TEST_SLOWDOWN=FAMILY:20 makes them: the
+    harness times every visit of a matching row 20% longer (support/runner.cpp), so the row's
+    times are x 1.2 and its GB/s, bytes_per_second and pct_of_link / 1.2 (a 16.7% lower rate:
+    milder than 20% lower, so what fails here fails at 20% lower too)."""
+    document = copy.deepcopy(document)
+    for row in document["benchmarks"]:
+        if row["name"].startswith(family + "/bytes:"):
+            for key in ("real_time", "latency_us", "median_us", "min_us", "max_us"):
+                if key in row:
+                    row[key] *= factor
+            for key in ("GB/s", "bytes_per_second", "pct_of_link"):
+                if key in row:
+                    row[key] /= factor
+    return document
+
+
+def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200", size=256 << 20):
+    """A result as a GPU run writes it: rows of `size` bytes, {family: share}, on the H200's
+    links (two GPUs joined by NVLink for memcpy_peer)."""
     pcie = "pcie:0000:00:06.0"
+    pcie_b = "pcie:0000:00:07.0"
     nvlink = "nvlink:0000:00:06.0>0000:00:07.0"
+    nvlink_back = "nvlink:0000:00:07.0>0000:00:06.0"
     routes = {
         SEQ: ([pcie, pcie], 31.5, "serial"),
         PIPE: ([pcie, pcie], 63.0, "overlapped"),
         PEER: ([nvlink], 478.1, "serial"),
+        PEER_BACK: ([nvlink_back], 478.1, "serial"),
+        P2P_OFF: ([pcie, pcie_b], 63.0, "overlapped"),
     }
     rows = []
     for family, share in shares.items():
@@ -33,8 +75,8 @@ def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200"):
         gbps = share * ceiling
         rows.append(
             iteration_row(
-                family + "/bytes:268435456/manual_time",
-                268435456 / gbps / 1e3,
+                f"{family}/bytes:{size}/manual_time",
+                size / gbps / 1e3,
                 **{"GB/s": gbps, "link_gbps": ceiling, "pct_of_link": share * 100},
             )
         )
@@ -42,7 +84,9 @@ def link_document(shares, downtrained=(), peer_off=(), machine="NVIDIA H200"):
         "nvml": True,
         "links": [
             {"id": pcie, "kind": "PCIe", "gbps": 63.0, "max_gbps": 63.0},
+            {"id": pcie_b, "kind": "PCIe", "gbps": 63.0, "max_gbps": 63.0},
             {"id": nvlink, "kind": "NVLink", "gbps": 478.1, "max_gbps": 478.1},
+            {"id": nvlink_back, "kind": "NVLink", "gbps": 478.1, "max_gbps": 478.1},
         ],
         "routes": {f: {"links": i, "join": j, "gbps": g} for f, (i, g, j) in routes.items()},
         "downtrained": list(downtrained),
@@ -74,24 +118,109 @@ class CheckNode(unittest.TestCase):
             env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
         )
 
-    def test_a_healthy_node_passes(self):
-        # The shares measured on 2x H200 (docs/links.md): 88%, 80%, 82%.
-        result = self.check(link_document({SEQ: 0.88, PIPE: 0.80, PEER: 0.82}))
+    def test_a_healthy_full_run_passes(self):
+        # A real default tools/run of a healthy H200 (before, 143 FAIL lines here).
+        result = self.run_tool("--from", FULL_RUN)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("ok: 3 row(s)", result.stdout)
+        self.assertIn(
+            f"ok   {SEQ}: 27.7 GB/s is 87.9% of its link (PCIe: pcie:0000:00:06.0 + "
+            "pcie:0000:00:06.0 in turn, 31.5 GB/s) at 1 GiB; wanted 80%",
+            result.stdout,
+        )
+        self.assertIn(f"ok   {PIPE}: 48.6 GB/s is 77.2% of its link", result.stdout)
+        self.assertIn("ok: 2 judged families reach their share", result.stdout)
+        self.assertNotIn("FAIL", result.stdout)
 
-    def test_a_row_short_of_its_share_is_named_with_its_link(self):
-        result = self.check(link_document({SEQ: 0.88, PIPE: 0.40, PEER: 0.82}))
-        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        self.assertIn(PIPE + "/bytes:268435456", result.stdout)
-        self.assertIn("25.2 GB/s is 40% of its link (PCIe, 63.0 GB/s); wanted 70%", result.stdout)
-        self.assertNotIn(SEQ, result.stdout)
+    def test_small_latency_timed_and_pageable_rows_are_not_judged(self):
+        document = load(FULL_RUN)
+        shares = {r["name"]: r.get("pct_of_link") for r in document["benchmarks"]}
+        # The fixture holds what the old check failed: 8-byte rows and pageable rows far below
+        # any share of PCIe, with a known link.
+        self.assertLess(shares[f"{SEQ}/bytes:8/manual_time"], 1)
+        pageable = "host_staging/host:pageable/mode:sequential/timing:latency/pair:0to0"
+        self.assertLess(shares[f"{pageable}/bytes:1073741824/manual_time"], 20)
+        result = self.check(document)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertNotIn("pageable", result.stdout)
+        self.assertNotIn("timing:latency", result.stdout)
+        self.assertNotIn(" at 8 B", result.stdout)
+        # Below 256 MiB a pinned family is not judged either: alone, 128 MiB judges nothing.
+        document["benchmarks"] = [
+            r for r in document["benchmarks"] if "bytes:134217728/" in r["name"]
+        ]
+        result = self.check(document)
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn("FAIL nothing judged: no row meant to fill its link, from 256", result.stdout)
 
-    def test_help_lists_each_share_with_its_default(self):
+    def test_a_family_made_20_percent_slower_fails_naming_it(self):
+        for family, wanted in ((SEQ, "wanted 80%"), (PIPE, "wanted 67%")):
+            with self.subTest(family=family):
+                result = self.check(slowed(load(FULL_RUN), family))
+                self.assertEqual(result.returncode, 1, result.stdout)
+                fails = [line for line in result.stdout.splitlines() if "FAIL" in line]
+                self.assertEqual(len(fails), 2, result.stdout)  # the family, then the count
+                self.assertTrue(fails[0].startswith(f"check-node: FAIL {family}: "), fails)
+                self.assertIn(wanted, fails[0])
+                self.assertIn("FAIL 1 of 2 judged families short of its share", fails[1])
+
+    def test_each_pair_is_judged_and_named_with_its_link(self):
+        result = self.check(link_document({SEQ: 0.88, PEER: 0.82, PEER_BACK: 0.70}))
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn(
+            f"ok   {PEER}: 392.0 GB/s is 82.0% of its link (NVLink: "
+            "nvlink:0000:00:06.0>0000:00:07.0, 478.1 GB/s) at 256 MiB; wanted 77%",
+            result.stdout,
+        )
+        self.assertIn(
+            f"FAIL {PEER_BACK}: 334.7 GB/s is 70.0% of its link (NVLink: "
+            "nvlink:0000:00:07.0>0000:00:06.0, 478.1 GB/s) at 256 MiB; wanted 77%",
+            result.stdout,
+        )
+
+    def test_a_family_is_judged_by_its_best_row_from_256_mib(self):
+        document = link_document({PIPE: 0.60}, size=256 << 20)
+        document["benchmarks"] += link_document({PIPE: 0.76}, size=GIB)["benchmarks"]
+        result = self.check(document)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("is 76.0% of its link", result.stdout)
+        self.assertIn("at 1 GiB; wanted 67%", result.stdout)
+
+    def test_unknown_links_and_peer_copies_through_the_host_are_not_judged(self):
+        document = link_document({SEQ: 0.88, P2P_OFF: 0.30})
+        unknown = iteration_row(f"{PIPE}/bytes:{GIB}/manual_time", 1e5, **{"GB/s": 10.7})
+        document["benchmarks"].append(unknown)  # no pct_of_link: its link is unknown
+        result = self.check(document)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertNotIn("p2p:off", result.stdout)
+        self.assertNotIn(PIPE, result.stdout)
+
+    def test_a_family_with_no_measured_share_is_named_not_judged_unless_a_flag_sets_one(self):
+        # memcpy_peer over PCIe peer-to-peer (no NVLink): no healthy share measured yet.
+        document = link_document({SEQ: 0.88, PEER: 0.50})
+        route = document["context"]["xferbench"]["links"]["routes"][PEER]
+        route.update(links=["pcie:0000:00:06.0", "pcie:0000:00:07.0"], join="overlapped")
+        row = document["benchmarks"][1]
+        row.update(**{"GB/s": 31.5, "link_gbps": 63.0})
+        result = self.check(document)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("not judged (no share measured for their link", result.stdout)
+        self.assertIn(PEER, result.stdout)
+        result = self.check(document, "--pcie-share=60%")
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn(
+            f"FAIL {PEER}: 31.5 GB/s is 50.0% of its link (PCIe: pcie:0000:00:06.0 + "
+            "pcie:0000:00:07.0 at once, 63.0 GB/s) at 256 MiB; wanted 60%",
+            result.stdout,
+        )
+
+    def test_help_lists_each_default_share_with_its_rule(self):
         result = self.run_tool("--help")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("--pcie-share S", result.stdout)
-        self.assertIn("(default 70%, provisional)", " ".join(result.stdout.split()))
+        text = " ".join(result.stdout.split())
+        self.assertIn("--pcie-share S", text)
+        self.assertIn("a family's lowest healthy share, less 5 points", text)
+        self.assertIn("host_staging pinned sequential, PCIe, 1 GPU: 80% (lowest 85.2%", text)
+        self.assertIn("memcpy_peer p2p:on uni, NVLink, 2 GPUs: 77% (lowest 82.7%", text)
 
     def test_the_shares_are_flags(self):
         document = link_document({SEQ: 0.88, PIPE: 0.40, PEER: 0.65})
@@ -100,7 +229,16 @@ class CheckNode(unittest.TestCase):
         )
         result = self.check(document, "--pcie-share=35%")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("(NVLink, 478.1 GB/s); wanted 70%", result.stdout)
+        self.assertIn(
+            "(NVLink: nvlink:0000:00:06.0>0000:00:07.0, 478.1 GB/s) at 256 MiB; wanted 77%",
+            result.stdout,
+        )
+        result = self.check(document)
+        self.assertIn(
+            f"FAIL {PIPE}: 25.2 GB/s is 40.0% of its link (PCIe: pcie:0000:00:06.0 "
+            "+ pcie:0000:00:06.0 at once, 63.0 GB/s) at 256 MiB; wanted 67%",
+            result.stdout,
+        )
 
     def test_downtrained_link_and_peer_access_off_fail_by_name(self):
         document = link_document(
@@ -132,7 +270,7 @@ class CheckNode(unittest.TestCase):
         del document["context"]["xferbench"]["links"]
         result = self.check(document)
         self.assertEqual(result.returncode, 1)
-        self.assertIn("no row crossed a known link", result.stdout)
+        self.assertIn("FAIL nothing judged: no row crossed a known link", result.stdout)
 
     def test_bad_input_is_refused_with_status_2(self):
         for flags, fragment in (
@@ -148,6 +286,55 @@ class CheckNode(unittest.TestCase):
         result = self.run_tool("--xferbench", "/nonexistent/xferbench")
         self.assertEqual(result.returncode, 2)
         self.assertIn("--xferbench=/nonexistent/xferbench: not an executable", result.stderr)
+
+    def fake_xferbench(self, tmp, body):
+        """An executable standing in for xferbench: `body`, Python, given its arguments."""
+        path = os.path.join(tmp, "xferbench")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"#!{sys.executable}\nimport json, shutil, sys, time\n{body}\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def test_its_own_run_covers_every_gpu_pair_at_the_judged_sizes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = os.path.join(tmp, "argv.json")
+            fake = self.fake_xferbench(
+                tmp,
+                f"json.dump(sys.argv[1:], open({argv!r}, 'w'))\n"
+                "out = [a for a in sys.argv if a.startswith('--benchmark_out=')][0]\n"
+                f"shutil.copy({FULL_RUN!r}, out.split('=', 1)[1])",
+            )
+            out = os.path.join(tmp, "check.json")
+            result = self.run_tool("--xferbench", fake, "--out", out, "--args=--xfer_gpus=0:1")
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertIn("ok: 2 judged families", result.stdout)
+            self.assertIn(f"result written to {out}", result.stderr)
+            args = load(argv)
+        self.assertIn("--xfer_gpus=all", args)
+        self.assertIn("--xfer_sizes=256MiB,1GiB", args)
+        # The user's own arguments come after the selection's, so theirs win (xferbench takes
+        # the last of a repeated flag).
+        self.assertGreater(args.index("--xfer_gpus=0:1"), args.index("--xfer_gpus=all"))
+
+    def test_ctrl_c_ends_the_check_with_status_130_and_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = os.path.join(tmp, "started")
+            fake = self.fake_xferbench(tmp, f"open({started!r}, 'w').close()\ntime.sleep(60)")
+            check = subprocess.Popen(
+                [sys.executable, CHECK_NODE, "--xferbench", fake, "--out", f"{tmp}/c.json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+            )
+            deadline = time.monotonic() + 30
+            while not os.path.exists(started) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check.send_signal(signal.SIGINT)
+            stdout, stderr = check.communicate(timeout=30)
+        self.assertEqual(check.returncode, 130, stdout + stderr)
+        self.assertIn("check-node: interrupted", stderr)
+        self.assertNotIn("Traceback", stderr)
 
     @unittest.skipUnless(os.environ.get("XFERBENCH"), "needs XFERBENCH (ctest sets it)")
     def test_on_a_machine_without_a_gpu_the_run_checks_nothing_and_fails(self):

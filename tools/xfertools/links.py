@@ -1,17 +1,133 @@
 """Each row's share of its link (docs/links.md): the link_gbps and pct_of_link counters, the
 routes and link problems of context.xferbench.links, and the node check of tools/check-node."""
 
+import math
+import re
+from collections import namedtuple
+
 from . import machines
 from .files import load_result
 from .names import family_of, message_bytes
 from .rows import failure_message, is_aggregate, is_failed, positive, row_gbps, written_name
 
 KINDS = ("PCIe", "NVLink", "memory", "network")
-# The share of its link each kind must reach in tools/check-node. Provisional and deliberately
-# low: the lowest share measured so far on a healthy machine is 78% (host_staging pinned
-# pipelined on 2x H200) for PCIe, 80% for NVLink, 84% for GPU memory, none for a network; the
-# lead replaces them with shares measured on the GPU machines.
-DEFAULT_SHARES = {"PCIe": 0.70, "NVLink": 0.70, "memory": 0.60, "network": 0.50}
+
+# What tools/check-node judges (docs/links.md, "Checking a node"): only the rows meant to fill
+# their link. Those are the bandwidth-timed variants whose bytes cross nothing but the links of
+# their route (FILLING; not timing:latency, pageable or MPI-staged rows, which a host copy bounds,
+# nor ping-pong between ranks, still rising at 1 GiB), at the sizes where their bandwidth has
+# saturated: from 256 MiB, where each measured family's median share over the recorded runs is
+# within 2% of its share at 1 GiB. Each family (pair included) is judged by its best such row.
+FILLING = re.compile(
+    r"^(host_staging/host:pinned/mode:(sequential|pipelined)/pair:[0-9]+to[0-9]+"
+    r"|memcpy_peer/p2p:on/dir:(uni|bi)/pair:[0-9]+to[0-9]+"
+    r"|(mpi_cuda_aware|nccl_sendrecv|mpi_host)/mode:(stream|bidir))$"
+)
+JUDGED_FROM_BYTES = 256 << 20
+
+# The default shares, by one rule: a family's lowest healthy share (its best judged row, lowest
+# over at least three recorded runs of healthy H200s), less MARGIN_POINTS, rounded down to a
+# whole percent. The margin is the widest spread of a family's best share seen between healthy
+# runs (4.7 points, pinned pipelined over 28 one-GPU runs); a family 20% slower (times x 1.2)
+# reads 13-15 points lower, so it lands below its share. A family with no entry for its link is
+# not judged by default (a --KIND-share flag judges it). docs/links.md holds the figures.
+MARGIN_POINTS = 5
+Healthy = namedtuple("Healthy", "rows pattern kind gpus lowest runs provisional")
+HEALTHY = (
+    Healthy(
+        "host_staging pinned sequential",
+        r"^host_staging/host:pinned/mode:sequential/",
+        "PCIe",
+        1,
+        85.2,
+        "28 default runs, 1x H200, 2026-11-26 and 2026-11-28",
+        False,
+    ),
+    Healthy(
+        "host_staging pinned pipelined",
+        r"^host_staging/host:pinned/mode:pipelined/",
+        "PCIe",
+        1,
+        72.8,
+        "28 default runs, 1x H200, 2026-11-26 and 2026-11-28",
+        False,
+    ),
+    Healthy(
+        "host_staging pinned sequential",
+        r"^host_staging/host:pinned/mode:sequential/",
+        "PCIe",
+        2,
+        81.2,
+        "3 runs, 2x H200, 2026-11-21, beside a build (GB/s over 31.5)",
+        True,
+    ),
+    Healthy(
+        "host_staging pinned pipelined",
+        r"^host_staging/host:pinned/mode:pipelined/",
+        "PCIe",
+        2,
+        82.8,
+        "4 runs, 2x H200, 2026-11-21 (GB/s over 63.0)",
+        True,
+    ),
+    Healthy(
+        "memcpy_peer p2p:on uni",
+        r"^memcpy_peer/p2p:on/dir:uni/",
+        "NVLink",
+        2,
+        82.7,
+        "4 runs, 2x H200 NV18, 2026-11-21 (GB/s over 478.1)",
+        True,
+    ),
+    Healthy(
+        "memcpy_peer p2p:on bi",
+        r"^memcpy_peer/p2p:on/dir:bi/",
+        "NVLink",
+        2,
+        81.6,
+        "3 runs, 2x H200 NV18, 2026-11-21 (GB/s over 956.2)",
+        True,
+    ),
+    Healthy(
+        "mpi_cuda_aware stream",
+        r"^mpi_cuda_aware/mode:stream$",
+        "memory",
+        1,
+        85.7,
+        "4 runs, 1x H200, 2026-11-23, 256 MiB (GB/s over 2407)",
+        False,
+    ),
+    Healthy(
+        "mpi_cuda_aware bidir",
+        r"^mpi_cuda_aware/mode:bidir$",
+        "memory",
+        1,
+        80.9,
+        "4 runs, 1x H200, 2026-11-23, 256 MiB (GB/s over 2407)",
+        False,
+    ),
+)
+
+
+def default_share(healthy):
+    """The share a family must reach by default: its lowest healthy share less the margin."""
+    return math.floor(healthy.lowest - MARGIN_POINTS) / 100
+
+
+def healthy_entry(family, kinds, gpus):
+    """The HEALTHY entry of a family over links of `kinds` between `gpus` GPUs, or None."""
+    for entry in HEALTHY:
+        if re.search(entry.pattern, family) and kinds == (entry.kind,) and gpus == entry.gpus:
+            return entry
+    return None
+
+
+def format_bytes(size):
+    """'256 MiB', '1 GiB', '8 B'."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
 
 
 def links_context(document):
@@ -66,12 +182,56 @@ def problems(document):
     return lines
 
 
-def check_node(document, shares):
-    """(failures, checked): a line for each row short of its kind's share (or failed), each link
-    problem, and the number of rows judged against a known link."""
+def pair_gpus(document, family):
+    """How many GPUs a family's bytes move between: 1 (both ends on one GPU), 2, or None
+    (between nodes, or not recorded). From its pair:AtoB, else from the run's one rank pair."""
+    match = re.search(r"/pair:([0-9]+)to([0-9]+)(/|$)", family)
+    if match:
+        return 1 if match.group(1) == match.group(2) else 2
+    xferbench = machines.xferbench_context(machines.context_of(document)) or {}
+    pairs = xferbench.get("pairs")
+    if not isinstance(pairs, list) or len(pairs) != 1 or not isinstance(pairs[0], dict):
+        return None
+    hosts, gpus = pairs[0].get("hosts"), pairs[0].get("gpus")
+    if not isinstance(hosts, list) or not isinstance(gpus, list) or len(gpus) != 2:
+        return None
+    if len(set(map(str, hosts))) != 1:
+        return None
+    return 1 if gpus[0] == gpus[1] else 2
+
+
+def route_text(links, family):
+    """'pcie:A + pcie:B in turn': the links a family's route crosses, by id."""
+    route = machines.mapping(machines.mapping(links.get("routes")).get(family))
+    ids = [i for i in route.get("links") or [] if isinstance(i, str)]
+    how = {"serial": " in turn", "overlapped": " at once"}.get(route.get("join"), "")
+    return " + ".join(ids) + (how if len(ids) > 1 else "")
+
+
+def wanted_share(family, kinds, gpus, overrides):
+    """The share a judged family must reach: the largest --KIND-share given for its links' kinds,
+    else its HEALTHY default; None when neither (not judged)."""
+    given = [overrides[kind] for kind in kinds if overrides.get(kind) is not None]
+    if given:
+        return max(given)
+    entry = healthy_entry(family, kinds, gpus)
+    return None if entry is None else default_share(entry)
+
+
+NodeCheck = namedtuple("NodeCheck", "verdicts failures linked_rows unjudged")
+
+
+def check_node(document, overrides=None):
+    """The node check of tools/check-node on a result document. verdicts: (reached, line) for
+    each judged family (FILLING, a known link, a share to reach), judged by its best row from
+    JUDGED_FROM_BYTES up; failures: a line for each failed row and each link problem;
+    linked_rows: rows with a share of a link whose kind is known; unjudged: families meant to
+    fill a known link that have no share to reach (none measured, no flag). overrides:
+    {kind: share} of the --KIND-share flags given."""
     links = links_context(document)
     failures = []
-    checked = 0
+    linked_rows = 0
+    best = {}  # family -> (share, row) of its best judged row
     for row in document.get("benchmarks", []):
         if is_aggregate(row):
             continue
@@ -80,17 +240,34 @@ def check_node(document, shares):
             failures.append(f"{name}: failed: {failure_message(row)}")
             continue
         share = row_share(row)
-        kinds = link_kinds(links, family_of(name))
-        if share is None or not kinds:
+        family = family_of(name)
+        if share is None or not link_kinds(links, family):
             continue
-        checked += 1
-        wanted = max(shares[kind] for kind in kinds)
-        if share < wanted:
-            failures.append(
-                f"{name}: {row_gbps(row):.1f} GB/s is {share:.0%} of its link "
-                f"({'+'.join(kinds)}, {row.get('link_gbps'):.1f} GB/s); wanted {wanted:.0%}"
+        linked_rows += 1
+        if not FILLING.match(family) or (message_bytes(name) or 0) < JUDGED_FROM_BYTES:
+            continue
+        if family not in best or share > best[family][0]:
+            best[family] = (share, row)
+    verdicts, unjudged = [], []
+    for family, (share, row) in best.items():
+        kinds = link_kinds(links, family)
+        wanted = wanted_share(family, kinds, pair_gpus(document, family), overrides or {})
+        if wanted is None:
+            unjudged.append(family)
+            continue
+        rate = positive(row.get("link_gbps"))
+        link = f"{'+'.join(kinds)}: {route_text(links, family)}" + (
+            f", {rate:.1f} GB/s" if rate else ""
+        )
+        size = format_bytes(message_bytes(written_name(row)))
+        verdicts.append(
+            (
+                share >= wanted,
+                f"{family}: {row_gbps(row):.1f} GB/s is {share:.1%} of its link ({link}) "
+                f"at {size}; wanted {wanted:.0%}",
             )
-    return failures + problems(document), checked
+        )
+    return NodeCheck(verdicts, failures + problems(document), linked_rows, unjudged)
 
 
 def add_link_shares(families, base_files, new_files):
