@@ -3,7 +3,7 @@
 # it over a few calls (build/ and results/ stay while the machine is warm).
 #
 # usage: docs/results/2026-11-28-h200x2-links/session.sh OUTDIR PHASE...
-#   setup      unpack .gpu/pack.tar.xz (a CUDA-aware Open MPI at /tmp/ompi-cuda and the peers at
+#   setup      unpack .ompi/pack.tar.xz (a CUDA-aware Open MPI at /tmp/ompi-cuda and the peers at
 #              /tmp/peers, built on the CPU machine), and build xferbench against that MPI in build/
 #   capture    the machine's link answers (tests/fixtures/links/capture.sh) into OUTDIR/links
 #   tests      the GPU tests (ctest -L gpu, XFER_EXPECT_GPU=1: a GPU test that skips fails)
@@ -45,7 +45,7 @@ for phase in "$@"; do
   case $phase in
     setup)
       log "setup"
-      [ -x "$mpirun" ] || step unpack tar xJf .gpu/pack.tar.xz -C /
+      [ -x "$mpirun" ] || step unpack tar xJf .ompi/pack.tar.xz -C /
       step configure cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90 -DMPI_C_COMPILER="$mpi/bin/mpicc" \
         -DMPI_CXX_COMPILER="$mpi/bin/mpicxx" -DMPIEXEC_EXECUTABLE="$mpirun" || exit 1
@@ -95,7 +95,8 @@ for phase in "$@"; do
         done
         xfer2 "xfer-bidir-$r" --benchmark_filter='^mpi_cuda_aware/mode:bidir/' \
           --xfer_modes=bidir --xfer_sizes=8,1M,256M
-        step "nccl-tests-$r" "$mpirun" -np 2 "$peers/nccl-tests/sendrecv_perf" -b 8 \
+        step "nccl-tests-$r" "$mpirun" -np 2 -x LD_LIBRARY_PATH="$mpi/lib:/usr/local/cuda/lib64" \
+          "$peers/nccl-tests/sendrecv_perf" -b 8 \
           -e 268435456 -f 2 -g 1
         xfer2 "xfer-nccl-$r" --benchmark_filter='^nccl_sendrecv/mode:(pingpong|bidir)/' \
           --xfer_modes=pingpong,bidir --xfer_sizes=8,1M,256M
