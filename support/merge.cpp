@@ -49,7 +49,7 @@ std::string error_of(const json::Value& row) {
   return "";
 }
 
-Merge::JobFigure job_figure(const json::Value& row) {
+Merge::JobFigure job_figure(const json::Value& row, std::uint64_t bytes) {
   Merge::JobFigure f;
   f.error = error_of(row);
   if (!f.error.empty()) return f;
@@ -73,6 +73,12 @@ Merge::JobFigure job_figure(const json::Value& row) {
   if (const double best = counter(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
     f.fastest_s = f.one_way_s * counter(row, "pair_gbps_min", best) / best;
   if (!(f.one_way_s > 0) || f.messages <= 0) f.error = "the result file holds no time for it";
+  // The directions the job's GB/s counted, as its file states them (the bytes its GB/s moved in
+  // one message's time, over the row's bytes and pairs): 2 for every row that moves both ways
+  // at once, whatever its name says (mode:bidir, memcpy_peer's dir:bi).
+  const double moved = counter(row, "GB/s") * 1e9 * f.one_way_s;
+  if (bytes > 0 && moved > 0)
+    f.directions = std::max(1, static_cast<int>(std::lround(moved / bytes / f.pairs)));
   return f;
 }
 
@@ -167,7 +173,7 @@ Merge::Merge(const std::vector<std::string>& files) {
         r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
       }
       if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
-      r.by_repetition[repetition].push_back(job_figure(row));
+      r.by_repetition[repetition].push_back(job_figure(row, r.bytes));
       r.by_repetition[repetition].back().job = static_cast<int>(job);
       names.push_back(name + "#" + std::to_string(repetition));
     }
@@ -177,8 +183,10 @@ Merge::Merge(const std::vector<std::string>& files) {
       context_ = *x;
       num_cpus_ = static_cast<int>(counter(*context, "num_cpus"));
     } else if (make_up(*x) != first_make_up) {
-      throw UsageError("--xfer_merge: " + path + ": not made by the same build on the same machine "
-                       "with the same settings as " + files[0]);
+      throw UsageError("--xfer_merge: " + path +
+                       ": not made by the same build on the same machine "
+                       "with the same settings as " +
+                       files[0]);
     }
     // Whole jobs measured the same rows; a job cut short, some of them.
     if (!cut_short && first_whole.empty()) {
@@ -394,23 +402,24 @@ void Merge::register_rows() {
   pool_rows();
   for (const std::string& name : order_) {
     Row* row = &rows_.at(name);
-    const int directions = name.find("/mode:bidir/") != std::string::npos ? 2 : 1;
     // In a merge of jobs cut short, a row's visits of the planned ones (report_figure's label).
     const int planned_visits = incomplete_ ? planned_visits_ * static_cast<int>(planned_jobs_) : 0;
-    register_row(row->family, row->bytes,
-                 [row, directions, planned_visits](benchmark::State& state) {
-                   const auto repetition = static_cast<std::size_t>(row->calls++);
-                   Figure figure = repetition < row->by_repetition.size()
-                                       ? combine_jobs(row->by_repetition[repetition], directions,
-                                                      row->pools[repetition], row->run)
-                                       : Figure{"no such repetition in the merged files"};
-                   if (planned_visits > 0) figure.visits_planned = planned_visits;
-                   if (!figure.error.empty()) {
-                     state.SkipWithError(figure.error.c_str());
-                     return;
-                   }
-                   report_figure(state, row->bytes, figure);
-                 });
+    register_row(row->family, row->bytes, [row, planned_visits](benchmark::State& state) {
+      const auto repetition = static_cast<std::size_t>(row->calls++);
+      Figure figure{"no such repetition in the merged files"};
+      if (repetition < row->by_repetition.size()) {
+        const auto& jobs = row->by_repetition[repetition];
+        int directions = 1;
+        for (const JobFigure& j : jobs) directions = std::max(directions, j.directions);
+        figure = combine_jobs(jobs, directions, row->pools[repetition], row->run);
+      }
+      if (planned_visits > 0) figure.visits_planned = planned_visits;
+      if (!figure.error.empty()) {
+        state.SkipWithError(figure.error.c_str());
+        return;
+      }
+      report_figure(state, row->bytes, figure);
+    });
   }
 }
 

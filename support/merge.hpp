@@ -61,6 +61,7 @@ class Merge {
     std::int64_t messages = 0;
     std::int64_t batch = 1;
     int pairs = 1;
+    int directions = 1;  // 2: the job's GB/s counted both ways at once
     int visits = 1;
     bool time_limited = false;
     double ci95_pct = 0;
