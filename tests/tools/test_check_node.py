@@ -25,6 +25,11 @@ FIXTURES = os.path.join(
 # without the visits' records, and each family's rows at 8 B and 1 GiB, the pinned ones also at
 # 128, 256 and 512 MiB (docs/results/2026-11-28-check-node-shares/shares.py --fixture).
 FULL_RUN = os.path.join(FIXTURES, "h200-default-run.json")
+# A default tools/run on two H200s joined by NVLink through NVSwitch, 2026-11-28, run 5 of
+# docs/results/2026-11-28-h200x2-links (its jobs merged again by the fixed merge), its context
+# without the visits' records, each family's rows at 8 B and 1 GiB, the pinned staging and
+# p2p:on copies also at 256 and 512 MiB.
+TWO_GPU_RUN = os.path.join(FIXTURES, "h200x2-default-run.json")
 SEQ = "host_staging/host:pinned/mode:sequential/pair:0to0"
 PIPE = "host_staging/host:pinned/mode:pipelined/pair:0to0"
 PEER = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
@@ -131,6 +136,31 @@ class CheckNode(unittest.TestCase):
         self.assertIn("ok: 2 judged families reach their share", result.stdout)
         self.assertNotIn("FAIL", result.stdout)
 
+    def test_a_healthy_two_gpu_full_run_passes_and_each_family_20_percent_slower_fails(self):
+        # A real default tools/run of two healthy H200s: before the link fix every large p2p:on
+        # row there was a failed row (charged to PCIe), and the merge halved the dir:bi rows.
+        result = self.run_tool("--from", TWO_GPU_RUN)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(
+            f"ok   {PEER}: 395.9 GB/s is 82.8% of its link (NVLink: "
+            "nvlink:0000:00:06.0>0000:00:07.0, 478.1 GB/s) at 1 GiB; wanted 77%",
+            result.stdout,
+        )
+        self.assertIn("ok: 4 judged families reach their share", result.stdout)
+        families = (
+            PEER,
+            "memcpy_peer/p2p:on/dir:bi/pair:0to1",
+            "host_staging/host:pinned/mode:sequential/pair:0to1",
+            "host_staging/host:pinned/mode:pipelined/pair:0to1",
+        )
+        for family in families:
+            with self.subTest(family=family):
+                result = self.check(slowed(load(TWO_GPU_RUN), family))
+                self.assertEqual(result.returncode, 1, result.stdout)
+                fails = [line for line in result.stdout.splitlines() if "FAIL" in line]
+                self.assertTrue(fails[0].startswith(f"check-node: FAIL {family}: "), fails)
+                self.assertIn("FAIL 1 of 4 judged families short of its share", fails[-1])
+
     def test_small_latency_timed_and_pageable_rows_are_not_judged(self):
         document = load(FULL_RUN)
         shares = {r["name"]: r.get("pct_of_link") for r in document["benchmarks"]}
@@ -220,7 +250,7 @@ class CheckNode(unittest.TestCase):
         self.assertIn("--pcie-share S", text)
         self.assertIn("a family's lowest healthy share, less 5 points", text)
         self.assertIn("host_staging pinned sequential, PCIe, 1 GPU: 80% (lowest 85.2%", text)
-        self.assertIn("memcpy_peer p2p:on uni, NVLink, 2 GPUs: 77% (lowest 82.7%", text)
+        self.assertIn("memcpy_peer p2p:on uni, NVLink, 2 GPUs: 77% (lowest 82.8%", text)
 
     def test_the_shares_are_flags(self):
         document = link_document({SEQ: 0.88, PIPE: 0.40, PEER: 0.65})

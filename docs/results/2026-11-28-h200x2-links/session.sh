@@ -15,6 +15,12 @@
 #              (--xfer_ack=buffers) / bidir at the same sizes; nccl-tests sendrecv_perf followed by
 #              nccl_sendrecv bidir and ping-pong; PyTorch's copy 0->1 and 1->0 at 64 and 256 MiB
 #              (docs/results/tools/gpu_crosscheck.py) followed by memcpy_peer p2p:on uni
+#   like:N     N more interleaved rounds: nccl-tests sendrecv_perf followed by nccl_sendrecv bidir
+#              with one message in flight each way (--xfer_window=1: sendrecv_perf's grouped
+#              send and receive), and osu_latency / osu_bw / osu_bibw D D at 8 B and 1 MiB, each
+#              followed by its mpi_cuda_aware row
+# setup also copies .ompi/floors/*.json (a machine file carried from an earlier call) into
+# results/floors when this machine has none, so a fresh machine plans as the last one did.
 # OUTDIR gets session.log (every command as "$ ...", its output, "(exit N)"), walls.txt,
 # machine.txt and json/.
 set -uo pipefail
@@ -50,6 +56,9 @@ for phase in "$@"; do
         -DCMAKE_CUDA_ARCHITECTURES=90 -DMPI_C_COMPILER="$mpi/bin/mpicc" \
         -DMPI_CXX_COMPILER="$mpi/bin/mpicxx" -DMPIEXEC_EXECUTABLE="$mpirun" || exit 1
       step build cmake --build build -j "$(nproc)" || exit 1
+      if ! ls results/floors/*.json >/dev/null 2>&1 && ls .ompi/floors/*.json >/dev/null 2>&1; then
+        mkdir -p results/floors && cp .ompi/floors/*.json results/floors/
+      fi
       { date -u; uname -a; nvidia-smi -L; nvidia-smi topo -m
         nvidia-smi --query-gpu=driver_version --format=csv,noheader
         "$mpirun" --version | head -1; "$mpi/bin/ompi_info" --parsable --all | grep built_with_cuda
@@ -107,6 +116,29 @@ for phase in "$@"; do
         step "xfer-peer-$r" build/xferbench --benchmark_filter='^memcpy_peer/p2p:on/dir:uni/' \
           --xfer_gpus=0:1,1:0 --xfer_sizes=64M,256M --benchmark_color=false \
           --benchmark_out="$out/json/xfer-peer-$r.json"
+      done ;;
+    like:*)
+      for r in $(seq 1 "${phase#like:}"); do
+        log "like-for-like round $r"
+        step "nccl-tests-w1-$r" "$mpirun" -np 2 -x LD_LIBRARY_PATH="$mpi/lib:/usr/local/cuda/lib64" \
+          "$peers/nccl-tests/sendrecv_perf" -b 8 -e 268435456 -f 2 -g 1
+        xfer2 "xfer-nccl-w1-$r" --benchmark_filter='^nccl_sendrecv/mode:(pingpong|bidir)/' \
+          --xfer_modes=pingpong,bidir --xfer_window=1 --xfer_sizes=8,1M,256M
+        for s in 8 1048576; do
+          osu "osu_latency-DD-$s-l$r" "$mpirun" "$peers/omb-cuda" osu_latency "$s" "D D"
+        done
+        xfer2 "xfer-pingpong-l$r" --benchmark_filter='^mpi_cuda_aware/mode:pingpong/' \
+          --xfer_sizes=8,1M
+        for s in 8 1048576; do
+          osu "osu_bw-DD-$s-l$r" "$mpirun" "$peers/omb-cuda" osu_bw "$s" "D D"
+        done
+        xfer2 "xfer-stream-l$r" --benchmark_filter='^mpi_cuda_aware/mode:stream/' \
+          --xfer_modes=stream --xfer_ack=buffers --xfer_sizes=8,1M
+        for s in 8 1048576; do
+          osu "osu_bibw-DD-$s-l$r" "$mpirun" "$peers/omb-cuda" osu_bibw "$s" "D D"
+        done
+        xfer2 "xfer-bidir-l$r" --benchmark_filter='^mpi_cuda_aware/mode:bidir/' \
+          --xfer_modes=bidir --xfer_sizes=8,1M
       done ;;
     *)
       echo "session.sh: unknown phase $phase" >&2

@@ -98,7 +98,12 @@ def xfer_figure(rows, osu, size):
     path = XFER_PATH[osu["buffers"]]
     mode = OSU_MODE[osu["test"]]
     pairs = f"/pairs:{osu['ranks'] // 2}" if osu["test"] == "osu_mbw_mr" else ""
-    for name in (f"{path}/mode:{mode}{pairs}/bytes:{size}", f"{path}/bytes:{size}"):
+    names = (
+        f"{path}/mode:{mode}{pairs}/bytes:{size}",
+        f"{path}/mode:{mode}/ack:buffers{pairs}/bytes:{size}",  # --xfer_ack=buffers, as osu_bw
+        f"{path}/bytes:{size}",
+    )
+    for name in names:
         row = rows.get(name)
         if row is None or (name.endswith(f"{path}/bytes:{size}") and mode != "pingpong"):
             continue
