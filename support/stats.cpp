@@ -141,8 +141,10 @@ Stop should_stop(const SampleSet& samples, const Precision& precision, double el
   if (samples.count() >= Precision::kMinSamples && samples.ci95_pct() <= precision.target_pct)
     return Stop::Precise;
   const double limit = std::max(precision.max_time_s, precision.min_time_s);
+  const double per_sample =
+      elapsed_s / static_cast<double>(std::max<std::size_t>(1, samples.count()));
   if (samples.count() >= std::max<std::size_t>(1, precision.min_samples_on_time) &&
-      elapsed_s >= limit)
+      elapsed_s + per_sample / 2 >= limit)
     return Stop::TimeLimit;
   return Stop::No;
 }

@@ -69,7 +69,11 @@ enum class Stop { No = 0, Precise = 1, TimeLimit = 2 };
 
 // After a sample: `elapsed_s` is the wall time since the row's timed loop began, `timed_s` and
 // `messages` what has been timed so far. The minimums always hold; precision needs
-// kMinSamples; the time limit needs min_samples_on_time and is max(max_time_s, min_time_s).
+// kMinSamples; the time limit needs min_samples_on_time and is max(max_time_s, min_time_s),
+// kept to the nearest whole sample: the loop stops once another sample (as long as its
+// samples so far, on average) would end further past the limit than stopping now falls short
+// of it. So a visit's length is its limit on average, as the machine's plan counts it, not its
+// limit plus up to a sample (a visit given 1.05 samples' time ran 2).
 Stop should_stop(const SampleSet& samples, const Precision& precision, double elapsed_s,
                  double timed_s, std::int64_t messages);
 
