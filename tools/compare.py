@@ -146,6 +146,9 @@ def main(argv=None):
 
             base, new = ab.sides_of(args.ab)
             result = report.build_report(base, new, args, machines.hardware_identity)
+            note = ab.incomplete_note(args.ab)
+            if note:
+                print(f"{PROG}: {note}", file=sys.stderr)
         else:
             result = report.build_report(
                 report.load_side("base", args.base), report.load_side("new", args.new), args
