@@ -17,6 +17,12 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from xfertools import interrupt  # noqa: E402
+
+if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
+    interrupt.install("calibrate")
+
 
 def launcher():
     mpirun = os.environ.get("MPIRUN", "mpirun")

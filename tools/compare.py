@@ -23,6 +23,11 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from xfertools import interrupt  # noqa: E402
+
+if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
+    interrupt.install("compare.py")
+
 from xfertools import interpreter, machines, render, report  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
@@ -141,6 +146,9 @@ def main(argv=None):
 
             base, new = ab.sides_of(args.ab)
             result = report.build_report(base, new, args, machines.hardware_identity)
+            note = ab.incomplete_note(args.ab)
+            if note:
+                print(f"{PROG}: {note}", file=sys.stderr)
         else:
             result = report.build_report(
                 report.load_side("base", args.base), report.load_side("new", args.new), args

@@ -18,6 +18,11 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from xfertools import interrupt  # noqa: E402
+
+if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
+    interrupt.install("plot.py")
+
 from xfertools import curves, draw, interpreter, matrix, sizes, styles  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402

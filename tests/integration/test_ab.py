@@ -6,9 +6,11 @@ rank that loses its core for a few milliseconds moves a short visit's mean by fa
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from xfer_testlib import OPENMPI_AS_ROOT, XFERBENCH
@@ -94,6 +96,98 @@ class AbJudgementTest(AbCase):
         self.assertEqual(result.returncode, 1, result.stdout)
         self.assertIn(f"(families: 1 of 1 moved: {FAMILY} slower +", result.stdout)
         self.assertEqual(family["status"], "slower")
+
+
+class AbInterruptTest(AbCase):
+    """A signal ends a sitting early: what each side finished is judged, equal jobs a side, the
+    document kept and marked incomplete, exit 130 (as tools/run and xferbench)."""
+
+    def interrupt_after(self, jobs, signum, group):
+        """Runs a sitting of 6 jobs a side, sends signum once `jobs` jobs have finished (to the
+        process group, as Ctrl-C, or to tools/ab alone, as `timeout`); (exit, stdout, stderr)."""
+        env = dict(OPENMPI_AS_ROOT, **os.environ)
+        env.pop("XFER_TEST_SLOWDOWN", None)
+        err_path = os.path.join(self.dir, "stderr")
+        command = [sys.executable, AB, "--a-build", BUILD, "--b-build", BUILD, "--out", self.out]
+        with (
+            open(err_path, "w") as err,
+            subprocess.Popen(
+                command + ["--jobs", "6"] + ROWS,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env=env,
+                start_new_session=True,  # a process group of its own, as a shell gives a command
+            ) as ab,
+        ):
+            deadline = time.monotonic() + 240
+            while self.finished(err_path) < jobs and ab.poll() is None:
+                self.assertLess(time.monotonic(), deadline, "the jobs did not finish")
+                time.sleep(0.1)
+            if group:
+                os.killpg(ab.pid, signum)
+            else:
+                os.kill(ab.pid, signum)
+            out, _ = ab.communicate(timeout=120)
+        with open(err_path) as err:
+            return ab.returncode, out, err.read()
+
+    @staticmethod
+    def finished(err_path):
+        with open(err_path) as err:
+            return sum(1 for line in err if ": exit 0 in " in line or ": exit 1 in " in line)
+
+    def assert_kept(self, status, out, err):
+        self.assertEqual(status, 130, out + err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn(f"tools/ab: written to {self.out} (incomplete)", err)
+        ab = self.document()["ab"]
+        incomplete = ab["incomplete"]
+        self.assertEqual(incomplete["jobs_planned"], 12)
+        judged = incomplete["order_judged"]
+        self.assertEqual(judged, list("ABBAABBAABBA")[: len(judged)])
+        self.assertEqual(judged.count("A"), judged.count("B"))
+        self.assertEqual(ab["jobs_per_side"], len(judged) // 2)
+        for kept in incomplete["not_judged"]:  # kept on disk
+            self.assertTrue(os.path.isfile(os.path.join(self.dir, "ab.jobs", kept["job"] + ".log")))
+        return ab
+
+    def test_sigint_to_the_process_group_keeps_a_verdict(self):
+        status, out, err = self.interrupt_after(5, signal.SIGINT, group=True)
+        ab = self.assert_kept(status, out, err)
+        self.assertGreaterEqual(ab["jobs_per_side"], 2)
+        self.assertRegex(out, r"^ab: (no regression|REGRESSION): ")
+        self.assertIn("ab: interrupted by SIGINT: ", out)
+        self.assertEqual(ab["report"]["base"]["jobs"], ab["jobs_per_side"])
+        compared = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "tools", "compare.py"), self.out],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        self.assertIn(compared.returncode, (0, 1), compared.stderr)
+        self.assertIn("an incomplete sitting (interrupted by SIGINT)", compared.stderr)
+
+    def test_sigterm_to_tools_ab_keeps_a_verdict(self):
+        status, out, err = self.interrupt_after(4, signal.SIGTERM, group=False)
+        ab = self.assert_kept(status, out, err)
+        self.assertGreaterEqual(ab["jobs_per_side"], 2)
+        self.assertIn("ab: interrupted by SIGTERM: ", out)
+
+    def test_one_job_a_side_gives_no_verdict(self):
+        status, out, err = self.interrupt_after(1, signal.SIGTERM, group=False)
+        self.assertEqual(status, 130, out + err)
+        self.assertTrue(out.startswith("ab: no verdict: "), out)
+        self.assertIn(f"tools/ab: written to {self.out} (incomplete, no verdict)", err)
+        self.assertIsNone(self.document()["ab"]["report"])
+        compared = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "tools", "compare.py"), self.out],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        self.assertEqual(compared.returncode, 2)
+        self.assertIn("no verdict", compared.stderr)
 
 
 class AbInputTest(AbCase):

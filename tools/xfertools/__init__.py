@@ -2,6 +2,7 @@
 
 interpreter which Python a tool runs under: itself again under the system Python where the
             first python3 in PATH lacks numpy, scipy or matplotlib
+interrupt   Ctrl-C or SIGTERM ends a tool with one line, `<tool>: interrupted`, and exit 130
 files       reading a result file safely (regular files only, NaN-tolerant JSON, nesting bound)
 names       row names: run-control parts, legacy names, families (path and variant) and sizes
 sizes       message sizes: parsing 256MiB and formatting 256 MiB

@@ -12,16 +12,18 @@ that tools/plot.py reads it as B's result and tools/compare.py AB.json compares 
 """
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
 import time
 
-from . import files, machines, render, report
+from . import files, interrupt, machines, render, report
 from .text import one_line
 
 PROG = "tools/ab"
@@ -29,6 +31,16 @@ SCHEMA = "xferbench-ab/1"
 SIDES = ("A", "B")
 DEFAULT_JOBS = 6
 MAX_JOBS = 32
+# --time-budget: the most jobs a side (xferbench merges at most 64, as tools/run runs), and
+# where in the budget the planned sitting ends: jobs up to 15% slower than the pilot's figures
+# then end within 110% of it, and up to 10% faster after 85%. (A job's share of time is fixed
+# when it starts, and a merge refuses more jobs than their share, so pairs cannot be added.)
+BUDGET_MAX_JOBS = 64
+BUDGET_AIM = 0.95
+# One side's merge: 0.3-0.5 s for 3 to 5 jobs of the default selection on an H200
+# (docs/results/2026-11-26-h200-five-short-jobs); more jobs, more files to read.
+MERGE_S = 0.5
+MERGE_S_PER_JOB = 0.05
 # The smallest change flagged. A sitting compares A and B in alternating jobs, so the drift
 # between sittings that tools/track's 3% guards against is not in it; at 3% a true 3% change
 # would be flagged only about half the time (its estimate falls below 3% as often as above).
@@ -204,17 +216,51 @@ def abba(jobs):
 
 
 class Sitting:
-    """The jobs of one sitting, in a directory of their own."""
+    """The jobs of one sitting, in a directory of their own. SIGINT or SIGTERM while it runs
+    (signals()) stops the job under way after its visit, as tools/run's, and starts no other."""
 
     def __init__(self, root, directory, flags):
         self.setup = os.path.join(root, "tools", "setup")
         self.directory = directory
         self.flags = flags
-        self.files = {label: [] for label in SIDES}
-        self.walls = []
+        self.done = []  # (label, name, file) of each finished job, in order
+        self.cut = None  # the name of the job a signal cut short
+        self.stop = None  # the signal's name, once one came
+        self.job = None  # the job under way (its own session)
+
+    @contextlib.contextmanager
+    def signals(self):
+        """SIGINT and SIGTERM recorded and passed on to the job under way, not raised."""
+        previous = {s: signal.signal(s, self.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def on_signal(self, number, frame):
+        self.stop = self.stop or signal.Signals(number).name
+        if self.job is not None and self.job.poll() is None:
+            stop_job(self.job.pid)
+
+    def run(self, command, env=None, stdout=None, job=True):
+        """Runs command in a session of its own (a Ctrl-C to tools/ab's process group does not
+        reach it; on_signal passes a signal on to a job); its exit status."""
+        errors = subprocess.STDOUT if stdout else None
+        process = subprocess.Popen(
+            command, env=env, stdout=stdout, stderr=errors, start_new_session=True
+        )
+        self.job = process if job else None
+        if job and self.stop:  # a signal came as it started
+            stop_job(process.pid)
+        try:
+            return process.wait()
+        finally:
+            self.job = None
 
     def run_job(self, side, jobs, name):
-        """Run one job of side; its result file. Exits 2 where xferbench refused."""
+        """Run one job of side; its result file and wall seconds, the file None where a signal
+        cut the job short (kept on disk, not judged). Exits 2 where xferbench refused."""
         file = os.path.join(self.directory, f"{name}.json")
         log = os.path.join(self.directory, f"{name}.log")
         env = dict(os.environ)
@@ -224,12 +270,46 @@ class Sitting:
             env["MPIRUN"] = side.launcher
         command = ["bash", "-c", 'source "$0" && xfer_job "$@"', self.setup, str(jobs), file, log]
         start = time.monotonic()
-        status = subprocess.run(command + self.flags, env=env, check=False).returncode
+        status = self.run(command + self.flags, env=env)
         wall = time.monotonic() - start
         print(f"{PROG}: {name} ({side.label}): exit {status} in {wall:.1f} s", file=sys.stderr)
+        if self.stop and status not in (0, 1):
+            self.cut = name
+            return None, wall
         if status not in (0, 1) or not os.path.isfile(file):
             raise BadInput(f"{name} of side {side.label} failed (exit {status}): {why(log)}")
         return file, wall
+
+    def merge(self, side, paths, out, log):
+        """Side's jobs merged (xferbench --xfer_merge) into `out`; its result document. A
+        signal meanwhile does not stop it."""
+        binary = os.path.join(side.build, "xferbench")
+        command = [
+            binary,
+            f"--xfer_merge={','.join(paths)}",
+            f"--benchmark_out={out}",
+            "--benchmark_color=false",
+        ]
+        with open(log, "w") as stream:
+            status = self.run(command, stdout=stream, job=False)
+        if status not in (0, 1) or not os.path.isfile(out):
+            raise BadInput(f"merging side {side.label}'s jobs failed (exit {status}): {why(log)}")
+        return files.load_result(out)
+
+
+def stop_job(session):
+    """SIGTERM to the job's xferbench processes on this host (its session), which end their
+    visit, agree and keep what they measured; to the whole session where none is found (a
+    launcher with no rank here passes it on), as tools/run's stop_jobs."""
+    try:
+        found = subprocess.run(
+            ["pkill", "-TERM", "-s", str(session), "-x", "xferbench"], check=False
+        ).returncode
+    except OSError:
+        found = 1
+    if found != 0:
+        with contextlib.suppress(OSError):
+            os.killpg(session, signal.SIGTERM)
 
 
 def why(log):
@@ -244,30 +324,62 @@ def why(log):
     return "; ".join(told) + f" ({log})" if told else f"see {log}"
 
 
-def visit_seconds(path):
-    """Seconds a job spent in its visits (measuring, warm-up, checks), from its file."""
+@dataclasses.dataclass(frozen=True)
+class JobCost:
+    """What a job costs, from a pilot job that had a 1/pilot_jobs share of each row's time:
+    a fixed part (launch, start-up, set-up and warm-up, pattern checks, tear-down: the pilot's
+    wall time less its timed loops) and each row's timed loop, which never takes less than one
+    sample however many jobs share the row."""
+
+    pilot_jobs: int
+    fixed_s: float
+    timed_s: tuple  # per row: the pilot's seconds of timed loop
+    sample_s: tuple  # per row: one of its samples' seconds
+
+    def job_s(self, jobs):
+        """One job of a sitting of `jobs` a side: a row's share of its time limit, and of its
+        precision target, both go as 1 / jobs (support/runner.cpp), down to one sample."""
+        share = self.pilot_jobs / jobs
+        return self.fixed_s + sum(max(s, t * share) for t, s in zip(self.timed_s, self.sample_s))
+
+    def sitting_s(self, jobs):
+        """The jobs of both sides, then the two merges."""
+        return 2 * jobs * self.job_s(jobs) + 2 * (MERGE_S + MERGE_S_PER_JOB * jobs)
+
+
+VISIT_TIMES = ("wall_s", "setup_s", "check_s")  # a visit's; set-up holds its warm-up
+
+
+def pilot_cost(path, wall, pilot_jobs):
+    """A JobCost from a pilot job's result file (its visits' times) and wall seconds."""
     document = files.load_result(path)
     xferbench = machines.xferbench_context(machines.context_of(document)) or {}
-    visits = machines.mapping(xferbench.get("visits"))
-    return sum(
-        v.get("wall_s", 0)
-        for entries in visits.values()
-        if isinstance(entries, list)
-        for v in entries
-        if isinstance(v, dict) and isinstance(v.get("wall_s"), (int, float))
-    )
+    timed, sample = [], []
+    for visits in machines.mapping(xferbench.get("visits")).values():
+        for visit in visits if isinstance(visits, list) else []:
+            seconds = [visit.get(k, 0) if isinstance(visit, dict) else None for k in VISIT_TIMES]
+            if not all(isinstance(s, (int, float)) for s in seconds):
+                continue
+            loop = max(seconds[0] - seconds[1] - seconds[2], 0.0)
+            samples = visit.get("samples")
+            timed.append(loop)
+            sample.append(loop / samples if isinstance(samples, int) and samples > 1 else loop)
+    fixed = max(wall - sum(timed), 0.0)
+    return JobCost(pilot_jobs, fixed, tuple(timed), tuple(sample))
 
 
-def plan_jobs(budget, pilot_jobs, pilot_wall, pilot_visits):
-    """Jobs per side that fit budget seconds: a job costs its start-up and set-up (its wall
-    less its visits) plus its share of the rows' time, and the shares of a side's jobs add up
-    to one whole run's, whatever their number (Kalibera and Jones: spend on the level that
-    varies, here processes). A job's start-up varies with the machine's load: a quarter more
-    is allowed for it."""
-    overhead = 1.25 * max(pilot_wall - pilot_visits, 0.1)
-    measuring = pilot_visits * pilot_jobs  # one side's visits, all jobs together
-    jobs = int((budget - 2 * measuring) / (2 * overhead))
-    return max(2, min(MAX_JOBS, jobs))
+def plan_jobs(budget, spent, cost):
+    """Jobs a side for a budget of which `spent` seconds (the pilots) are gone: the most, up to
+    BUDGET_MAX_JOBS, whose sitting is predicted to end by BUDGET_AIM of the budget; 2 where
+    only 2 end within it; None where 2 do not."""
+    fitting = [
+        jobs
+        for jobs in range(2, BUDGET_MAX_JOBS + 1)
+        if spent + cost.sitting_s(jobs) <= BUDGET_AIM * budget
+    ]
+    if fitting:
+        return max(fitting)
+    return 2 if spent + cost.sitting_s(2) <= budget else None
 
 
 def hardware_check(a_file, b_file):
@@ -285,21 +397,6 @@ def hardware_check(a_file, b_file):
             f"sides A and B ran on different hardware or placement ({details}); tools/ab "
             "compares software on one machine"
         )
-
-
-def merge(side, paths, out, log):
-    binary = os.path.join(side.build, "xferbench")
-    command = [
-        binary,
-        f"--xfer_merge={','.join(paths)}",
-        f"--benchmark_out={out}",
-        "--benchmark_color=false",
-    ]
-    with open(log, "w") as stream:
-        status = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT).returncode
-    if status not in (0, 1) or not os.path.isfile(out):
-        raise BadInput(f"merging side {side.label}'s jobs failed (exit {status}): {why(log)}")
-    return files.load_result(out)
 
 
 def software_differences(sides, report_dict):
@@ -321,21 +418,47 @@ def software_differences(sides, report_dict):
     return out
 
 
+def read_document(path):
+    """A tools/ab document as JSON (without a verdict it is no result file)."""
+    document = files.decode_json(path, files.read_regular_file(path, path))
+    return document if isinstance(document, dict) else {}
+
+
 def sides_of(path):
     """compare.py's (base, new) report.Side of a tools/ab document: A and B."""
-    document = files.load_result(path)
+    document = read_document(path)
     ab = machines.mapping(document.get("ab"))
     if ab.get("schema") != SCHEMA:
         raise files.InputError(
             f"{path}: one file is compared only if tools/ab wrote it (no 'ab' object of schema "
             f"{SCHEMA}); give BASE NEW"
         )
+    incomplete = machines.mapping(ab.get("incomplete"))
+    if ab.get("report") is None and incomplete:
+        raise files.InputError(
+            f"{path}: no verdict: tools/ab was {incomplete.get('reason', 'stopped')} before "
+            "2 jobs a side finished (ab.incomplete)"
+        )
+    files.check_result_document(path, document)
     a_document = ab.get("a_result")
     files.check_result_document(f"{path}: ab.a_result", a_document)
     b_document = {k: v for k, v in document.items() if k != "ab"}
     base = report.load_side("base", [f"{path} (A)"], {f"{path} (A)": a_document})
     new = report.load_side("new", [f"{path} (B)"], {f"{path} (B)": b_document})
     return base, new
+
+
+def incomplete_note(path):
+    """A line for a tools/ab document whose sitting a signal cut short, else None."""
+    ab = machines.mapping(read_document(path).get("ab"))
+    incomplete = machines.mapping(ab.get("incomplete"))
+    if not incomplete:
+        return None
+    return (
+        f"{path}: an incomplete sitting ({incomplete.get('reason')}): "
+        f"{ab.get('jobs_per_side')} jobs a side judged of "
+        f"{incomplete.get('jobs_planned', 0) // 2} planned (ab.incomplete)"
+    )
 
 
 def head_lines(args, jobs, order, wall):
@@ -353,8 +476,80 @@ def default_out(root):
     return os.path.join(root, "results", f"ab-{socket.gethostname().split('.')[0]}-{stamp}.json")
 
 
+def budget_jobs(sitting, sides, budget, start):
+    """Jobs a side planned for `budget` seconds from `start`, from a pilot job of each side
+    (not judged; None where a signal cut one). A job costs what the second pilot cost: the
+    first job after a pause can take several times as long (its big buffers touch memory that
+    a virtual machine must fetch again: 15.7 s against 4.7 s on the 2-core CPU VM), and the
+    sitting's jobs follow one another. BadInput where 2 jobs a side cannot fit."""
+    walls = []
+    for side in sides:
+        pilot, wall = sitting.run_job(side, DEFAULT_JOBS, f"pilot-{side.label}")
+        if pilot is None:
+            return None
+        walls.append(wall)
+    cost = pilot_cost(pilot, wall, DEFAULT_JOBS)
+    spent = time.monotonic() - start
+    jobs = plan_jobs(budget, spent, cost)
+    if jobs is None:
+        raise BadInput(
+            f"--time-budget {budget:g}: 2 jobs a side, the least tools/ab judges, need about "
+            f"{spent + cost.sitting_s(2):.0f} s with the pilots (a job {cost.job_s(2):.1f} s); "
+            "give at least that"
+        )
+    print(
+        f"{PROG}: {jobs} jobs a side, the sitting about {spent + cost.sitting_s(jobs):.0f} s of "
+        f"the {budget:g} s budget (a job {cost.job_s(jobs):.1f} s: {cost.fixed_s:.1f} s start-up "
+        f"and set-up, at least {sum(cost.sample_s):.1f} s measuring; pilots "
+        f"{', '.join(f'{w:.1f}' for w in walls)} s)",
+        file=sys.stderr,
+    )
+    return jobs
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a sitting leaves: its report (None: no verdict), the document, the order judged."""
+
+    report: dict | None
+    out: str
+    order: list
+    wall: float
+    jobs: int
+    stopped: str | None  # a line saying how a signal cut the sitting, else None
+
+
+def cut_lines(sitting, planned, judged):
+    """The ab.incomplete object and the line saying how a signal cut the sitting."""
+    extra = [(name, "unmatched") for _, name, _ in sitting.done[len(judged) :]]
+    if sitting.cut:
+        extra.append((sitting.cut, "cut"))
+    kept = ", ".join(f"{name} ({what})" for name, what in extra) or "none"
+    order = "".join(judged) + "|" + "".join(planned[len(judged) :])
+    incomplete = {
+        "reason": f"interrupted by {sitting.stop}",
+        "jobs_planned": len(planned),
+        "jobs_finished": len(sitting.done),
+        "order_planned": planned,
+        "order_judged": judged,
+        "not_judged": [{"job": name, "why": what} for name, what in extra],
+    }
+    if not planned:
+        return incomplete, (
+            f"ab: interrupted by {sitting.stop} during the pilots (--time-budget), before any "
+            f"judged job; kept in {sitting.directory}: {kept}"
+        )
+    line = (
+        f"ab: interrupted by {sitting.stop}: {len(sitting.done)} of {len(planned)} jobs "
+        f"finished; judged {len(judged) // 2} a side, ABBA order cut at {order}; not judged, "
+        f"kept in {sitting.directory}: {kept}"
+    )
+    return incomplete, line
+
+
 def sit(args, root):
-    """Run the sitting and judge it: (report, document, order, wall)."""
+    """Run the sitting and judge it: an Outcome. A signal ends the jobs early; the jobs each
+    side finished are judged, equal in number (ABBA's first pairs)."""
     out = args.out or default_out(root)
     directory = os.path.splitext(out)[0] + ".jobs"
     os.makedirs(directory, exist_ok=True)
@@ -362,31 +557,41 @@ def sit(args, root):
     a, b = args.sides
     by_label = {"A": a, "B": b}
     start = time.monotonic()
-    jobs = args.jobs or DEFAULT_JOBS
-    if args.time_budget:
-        pilot, wall = sitting.run_job(a, DEFAULT_JOBS, "pilot")
-        jobs = plan_jobs(args.time_budget - wall, DEFAULT_JOBS, wall, visit_seconds(pilot))
-        print(
-            f"{PROG}: {jobs} jobs per side fit the time budget "
-            f"(pilot job of {DEFAULT_JOBS}: {wall:.1f} s)",
-            file=sys.stderr,
-        )
-    order = abba(jobs)
-    for index, label in enumerate(order):
-        count = len(sitting.files[label]) + 1
-        file, _ = sitting.run_job(by_label[label], jobs, f"job-{index + 1:02d}-{label}{count}")
-        sitting.files[label].append(file)
-        if index == 1:
-            hardware_check(sitting.files["A"][0], sitting.files["B"][0])
-    merged = {
-        label: merge(
-            by_label[label],
-            sitting.files[label],
-            os.path.join(directory, f"{label.lower()}.json"),
-            os.path.join(directory, f"merge-{label.lower()}.log"),
-        )
-        for label in SIDES
-    }
+    with sitting.signals():
+        jobs = args.jobs or DEFAULT_JOBS
+        if args.time_budget:
+            jobs = budget_jobs(sitting, args.sides, args.time_budget, start)
+        planned = abba(jobs) if jobs else []
+        for index, label in enumerate(planned):
+            if sitting.stop:
+                break
+            count = sum(1 for done in sitting.done if done[0] == label) + 1
+            name = f"job-{index + 1:02d}-{label}{count}"
+            file, _ = sitting.run_job(by_label[label], jobs, name)
+            if file is None:
+                break
+            sitting.done.append((label, name, file))
+            if index == 1:
+                hardware_check(sitting.done[0][2], sitting.done[1][2])
+        judged = [label for label, _, _ in sitting.done[: len(sitting.done) // 2 * 2]]
+        incomplete, stopped = None, None
+        if sitting.stop and (not planned or len(judged) < len(planned)):
+            incomplete, stopped = cut_lines(sitting, planned, judged)
+        per_side = len(judged) // 2
+        if per_side < 2:  # a signal came first: no verdict
+            document = {"ab": ab_object(args, by_label, judged, per_side, 0, None, None)}
+            document["ab"]["incomplete"] = incomplete
+            write(out, document)
+            return Outcome(None, out, judged, time.monotonic() - start, per_side, stopped)
+        merged = {
+            label: sitting.merge(
+                by_label[label],
+                [file for side, _, file in sitting.done[: len(judged)] if side == label],
+                os.path.join(directory, f"{label.lower()}.json"),
+                os.path.join(directory, f"merge-{label.lower()}.log"),
+            )
+            for label in SIDES
+        }
     wall = time.monotonic() - start
     base = report.load_side(
         "base",
@@ -405,27 +610,38 @@ def sit(args, root):
     )
     result = report.build_report(base, new, options, machines.hardware_identity)
     result["ab"] = {
-        "jobs_per_side": jobs,
-        "order": order,
+        "jobs_per_side": per_side,
+        "order": judged,
         "wall_s": round(wall, 1),
         "flags": args.flags,
         "sides": {label: by_label[label].to_dict() for label in SIDES},
         "software_differences": software_differences(args.sides, result),
+        "incomplete": incomplete,
     }
     document = dict(merged["B"])
-    document["ab"] = {
+    document["ab"] = ab_object(args, by_label, judged, per_side, wall, merged["A"], result)
+    document["ab"]["incomplete"] = incomplete
+    write(out, document)
+    return Outcome(result, out, judged, wall, per_side, stopped)
+
+
+def ab_object(args, by_label, order, jobs, wall, a_result, result):
+    """The document's "ab" object (schema SCHEMA)."""
+    return {
         "schema": SCHEMA,
-        "a_result": merged["A"],
+        "a_result": a_result,
         "jobs_per_side": jobs,
         "order": order,
         "wall_s": round(wall, 1),
         "flags": args.flags,
         "sides": {label: by_label[label].to_dict() for label in SIDES},
-        "software_differences": result["ab"]["software_differences"],
+        "software_differences": result["ab"]["software_differences"] if result else [],
         "report": result,
     }
+
+
+def write(out, document):
     files.write_atomically(PROG, out, json.dumps(document, indent=1, allow_nan=False) + "\n")
-    return result, out, order, wall, jobs
 
 
 def software_lines(result):
@@ -442,16 +658,31 @@ def main(argv, root):
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
-        result, out, order, wall, jobs = sit(args, root)
+        outcome = sit(args, root)
     except (BadInput, files.InputError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2
+    result = outcome.report
+    if result is None:
+        print(
+            f"ab: no verdict: {outcome.jobs} job{'s' if outcome.jobs != 1 else ''} a side "
+            "finished, 2 needed"
+        )
+        if outcome.stopped:
+            print(outcome.stopped)
+        print(f"{PROG}: written to {outcome.out} (incomplete, no verdict)", file=sys.stderr)
+        return interrupt.EXIT_INTERRUPTED
     result["tool"] = "ab"
     text = render.RENDERERS[args.format](result)
     if args.format == "text":
         verdict, rest = text.split("\n", 1)
-        head = head_lines(args, jobs, order, wall) + software_lines(result)
-        text = "\n".join([verdict] + head) + "\n" + rest
+        head = head_lines(args, outcome.jobs, outcome.order, outcome.wall)
+        if outcome.stopped:
+            head.insert(0, outcome.stopped)
+        text = "\n".join([verdict] + head + software_lines(result)) + "\n" + rest
     sys.stdout.write(text)
-    print(f"{PROG}: written to {out}", file=sys.stderr)
+    if outcome.stopped:
+        print(f"{PROG}: written to {outcome.out} (incomplete)", file=sys.stderr)
+        return interrupt.EXIT_INTERRUPTED
+    print(f"{PROG}: written to {outcome.out}", file=sys.stderr)
     return 1 if result["regressions"] else 0
