@@ -83,6 +83,14 @@ class InterruptedToolTest(unittest.TestCase):
         command = [os.path.join(TOOLS, "compare.py"), RESULT, NEW_RESULT]
         self.interrupt("compare.py", command, "open:" + RESULT, signal.SIGTERM)
 
+    def test_check_node(self):
+        command = [os.path.join(TOOLS, "check-node"), "--from", RESULT]
+        self.interrupt("check-node", command, "open:" + RESULT)
+
+    def test_check_node_on_sigterm(self):
+        command = [os.path.join(TOOLS, "check-node"), "--from", RESULT]
+        self.interrupt("check-node", command, "open:" + RESULT, signal.SIGTERM)
+
     def test_plot(self):
         command = [os.path.join(TOOLS, "plot.py"), RESULT, "-o", "out.png"]
         self.interrupt("plot.py", command, "open:" + RESULT)
