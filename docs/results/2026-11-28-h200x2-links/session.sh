@@ -70,7 +70,7 @@ for phase in "$@"; do
       step capture tests/fixtures/links/capture.sh build/xferbench "$out/links" ;;
     tests)
       log "GPU tests"
-      XFER_EXPECT_GPU=1 step tests ctest --test-dir build -L gpu --output-on-failure ;;
+      XFER_EXPECT_GPU=1 step tests timeout 200 ctest --test-dir build -L gpu --output-on-failure ;;
     runs:*)
       for _ in $(seq 1 "${phase#runs:}"); do
         n=$(next_run)
