@@ -164,6 +164,18 @@ class Budget(unittest.TestCase):
             self.assertLessEqual(seconds, cap + 1e-4)
             self.assertGreater(seconds, 0.9 * cap)  # the budget is plenty: they reach it
 
+    def test_a_row_capped_below_one_sample_a_job_still_costs_one_sample_a_job(self):
+        # A 1 GiB ping-pong on two H200s: a 413 ms sample, so precise (a = 1e-6) that its cap
+        # is 38 ms in all. A visit never stops before its first sample, so each of the J jobs
+        # spends 413 ms on it: the plan gives it that, and counts it in the run's time (it
+        # gave 106 ms a job, and planned runs took 59-65 s for 54 s predicted).
+        big = row(1 << 30, a=1e-6, sample_s=0.413)
+        others = [row(8 << i, a=1e-3, family="mpi_host/mode:stream") for i in range(5)]
+        made = plan.make_plan([big, *others], costs(), runs=5)
+        [(_, seconds)] = made["rows"][FAMILY]
+        self.assertGreaterEqual(seconds, made["jobs"] * 0.413)
+        self.assertLessEqual(wall([big, *others], made, 3.0), 0.9 * 60 + 1e-6)
+
     def test_time_that_no_row_can_use_is_left_unspent(self):
         # Every row stops on precision within 3.8 ms: the run is shorter than the budget.
         rows = [row(8 << i, a=1e-7, process=0.01**2) for i in range(5)]
