@@ -27,7 +27,9 @@ class MergeRecordedJobs(unittest.TestCase):
         for path in files:
             with open(path, encoding="utf-8") as f:
                 jobs.append(by_name(json.load(f)))
-        proc, document = launch_json(0, ["--xfer_merge=" + ",".join(os.path.abspath(f) for f in files)])
+        proc, document = launch_json(
+            0, ["--xfer_merge=" + ",".join(os.path.abspath(f) for f in files)]
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         merged = by_name(document)
         self.assertEqual(sorted(merged), sorted(jobs[0]))

@@ -21,24 +21,14 @@ median. Standard library only; exit status 2 on a missing session.
 import json
 import os
 import re
-import shlex
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from peer_ratios import blocks  # noqa: E402 (the session log's commands and outputs)
+
 NCCL_ROW = re.compile(r"^\s+(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+([0-9.]+)\s")
 SIZES = (8, 1048576, 268435456)
-
-
-def blocks(text):
-    command, output = None, []
-    for line in text.splitlines():
-        if line.startswith("$ "):
-            command, output = shlex.split(line[2:]), []
-        elif line.startswith("(exit ") and command is not None:
-            yield command, output
-            command = None
-        elif command is not None:
-            output.append(line)
 
 
 def rows(session, command):
