@@ -9,6 +9,7 @@ from . import machines
 from .files import load_result
 from .names import family_of, message_bytes
 from .rows import failure_message, is_aggregate, is_failed, positive, row_gbps, written_name
+from .sizes import format_size
 
 KINDS = ("PCIe", "NVLink", "memory", "network")
 
@@ -32,7 +33,7 @@ JUDGED_FROM_BYTES = 256 << 20
 # reads 13-15 points lower, so it lands below its share. A family with no entry for its link is
 # not judged by default (a --KIND-share flag judges it). docs/links.md holds the figures.
 MARGIN_POINTS = 5
-Healthy = namedtuple("Healthy", "rows pattern kind gpus lowest runs provisional")
+Healthy = namedtuple("Healthy", "rows pattern kind gpus lowest runs")
 HEALTHY = (
     Healthy(
         "host_staging pinned sequential",
@@ -41,7 +42,6 @@ HEALTHY = (
         1,
         85.2,
         "28 default runs, 1x H200, 2026-11-26 and 2026-11-28",
-        False,
     ),
     Healthy(
         "host_staging pinned pipelined",
@@ -50,7 +50,6 @@ HEALTHY = (
         1,
         72.8,
         "28 default runs, 1x H200, 2026-11-26 and 2026-11-28",
-        False,
     ),
     Healthy(
         "host_staging pinned sequential",
@@ -59,7 +58,6 @@ HEALTHY = (
         2,
         87.7,
         "5 default runs, 2x H200 NV18, 2026-11-28",
-        False,
     ),
     Healthy(
         "host_staging pinned pipelined",
@@ -68,7 +66,6 @@ HEALTHY = (
         2,
         81.8,
         "5 default runs, 2x H200 NV18, 2026-11-28",
-        False,
     ),
     Healthy(
         "memcpy_peer p2p:on uni",
@@ -77,7 +74,6 @@ HEALTHY = (
         2,
         82.8,
         "5 default runs, 2x H200 NV18, 2026-11-28",
-        False,
     ),
     Healthy(
         "memcpy_peer p2p:on bi",
@@ -86,7 +82,6 @@ HEALTHY = (
         2,
         81.4,
         "5 default runs, 2x H200 NV18, 2026-11-28",
-        False,
     ),
     Healthy(
         "mpi_cuda_aware stream",
@@ -95,7 +90,6 @@ HEALTHY = (
         1,
         85.7,
         "4 runs, 1x H200, 2026-11-23, 256 MiB (GB/s over 2407)",
-        False,
     ),
     Healthy(
         "mpi_cuda_aware bidir",
@@ -104,7 +98,6 @@ HEALTHY = (
         1,
         80.9,
         "4 runs, 1x H200, 2026-11-23, 256 MiB (GB/s over 2407)",
-        False,
     ),
 )
 
@@ -120,14 +113,6 @@ def healthy_entry(family, kinds, gpus):
         if re.search(entry.pattern, family) and kinds == (entry.kind,) and gpus == entry.gpus:
             return entry
     return None
-
-
-def format_bytes(size):
-    """'256 MiB', '1 GiB', '8 B'."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift and size % (1 << shift) == 0:
-            return f"{size >> shift} {unit}"
-    return f"{size} B"
 
 
 def links_context(document):
@@ -259,7 +244,7 @@ def check_node(document, overrides=None):
         link = f"{'+'.join(kinds)}: {route_text(links, family)}" + (
             f", {rate:.1f} GB/s" if rate else ""
         )
-        size = format_bytes(message_bytes(written_name(row)))
+        size = format_size(message_bytes(written_name(row)))
         verdicts.append(
             (
                 share >= wanted,

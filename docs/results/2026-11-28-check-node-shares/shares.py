@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from xfertools import links  # noqa: E402
+from xfertools.sizes import format_size  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "docs", "results")
 SOURCES = [  # (tarball, the merged runs inside it)
@@ -70,7 +71,9 @@ def runs(tmp):
     for tarball, pattern in SOURCES:
         where = os.path.join(tmp, os.path.dirname(tarball), os.path.basename(tarball)[:-7])
         with tarfile.open(os.path.join(RESULTS, tarball)) as archive:
-            archive.extractall(where, filter="data")
+            # The "data" filter where this Python has it (3.11.4 on; Debian 12's is 3.11.2).
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            archive.extractall(where, **safe)
         for path in sorted(glob.glob(os.path.join(where, pattern))):
             with open(path, encoding="utf-8") as f:
                 found.append((f"{tarball}:{os.path.relpath(path, where)}", json.load(f)))
@@ -95,10 +98,10 @@ def share_table(found):
         at_1g = statistics.median(by_size[family][1 << 30])
         medians = {s: statistics.median(v) for s, v in by_size[family].items() if s >= 16 << 20}
         cells = [
-            f"{links.format_bytes(s)} {m:.1f} ({m / at_1g:.0%})" for s, m in sorted(medians.items())
+            f"{format_size(s)} {m:.1f} ({m / at_1g:.0%})" for s, m in sorted(medians.items())
         ]
         print(f"  {family}: " + ", ".join(cells))
-    print(f"\nbest share from {links.format_bytes(links.JUDGED_FROM_BYTES)}, over the runs")
+    print(f"\nbest share from {format_size(links.JUDGED_FROM_BYTES)}, over the runs")
     for family in sorted(best):
         values = best[family]
         judged = "judged" if links.FILLING.match(family) else "not judged"
