@@ -12,6 +12,7 @@ JSON.
 import json
 import math
 import os
+import statistics
 import tempfile
 import unittest
 
@@ -93,8 +94,15 @@ class ShiftBetweenVisits(unittest.TestCase):
                 )
         # Three factors within +-80% spread by 46% of the mean (one standard deviation) on
         # average, far beyond what the machine's own hiccups between visits give.
+        # On a loaded machine the plain run's own spread can reach the shift's, and then the
+        # comparison says nothing (the coverage above was still checked).
         before = [r["ci95_pct"] for r in rows(plain)]
         after = [r["ci95_pct"] for r in rows(shifted)]
+        if statistics.median(before) > 20:
+            self.skipTest(
+                f"too noisy here to see an 80% shift: the unshifted rows' median ci95 is "
+                f"{statistics.median(before):.0f}% ({os.getloadavg()[0]:.1f} load)"
+            )
         self.assertGreater(sum(after), 2 * sum(before), (before, after))
 
 

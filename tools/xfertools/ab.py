@@ -269,6 +269,8 @@ class Sitting:
         if side.launcher:
             env["MPIRUN"] = side.launcher
         command = ["bash", "-c", 'source "$0" && xfer_job "$@"', self.setup, str(jobs), file, log]
+        with open(log, "w"):  # on disk before the job starts: a signal may cut it at once
+            pass
         start = time.monotonic()
         status = self.run(command + self.flags, env=env)
         wall = time.monotonic() - start
