@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "base/pattern.hpp"
 #include "gpu/copy_plan.hpp"
 #include "gpu/copy_row.hpp"
 #include "gpu/cuda.hpp"
@@ -28,7 +29,6 @@
 #include "gpu/devices.hpp"
 #include "gpu/stream_hold.hpp"
 #include "paths.hpp"
-#include "pattern.hpp"
 
 namespace xfer {
 namespace {

@@ -14,19 +14,19 @@
 #include <string>
 #include <vector>
 
-#include "block_cache.hpp"
-#include "context.hpp"
-#include "error.hpp"
-#include "floor.hpp"
-#include "host_memory.hpp"
-#include "machine_plan.hpp"
-#include "merge.hpp"
+#include "base/block_cache.hpp"
+#include "base/error.hpp"
+#include "base/host_memory.hpp"
+#include "harness/context.hpp"
+#include "harness/selection.hpp"
+#include "jobs/floor.hpp"
+#include "jobs/machine_plan.hpp"
+#include "jobs/merge.hpp"
+#include "links/routes.hpp"
 #include "paths.hpp"
-#include "preflight.hpp"
-#include "reporter.hpp"
-#include "routes.hpp"
-#include "runner.hpp"
-#include "selection.hpp"
+#include "report/reporter.hpp"
+#include "run/preflight.hpp"
+#include "run/runner.hpp"
 
 namespace {
 
@@ -139,8 +139,7 @@ std::optional<int> prepare_links(xfer::Registry& registry, const xfer::World& wo
   for (const auto& row : registry.rows()) {
     if (families.empty() || families.back() != row.family) families.push_back(row.family);
   }
-  xfer::links::route_families(book, context, families,
-                               xfer::links::transports_from(std::getenv));
+  xfer::links::route_families(book, context, families, xfer::links::transports_from(std::getenv));
   return std::nullopt;
 }
 
@@ -248,7 +247,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     return 2;
   }
   xfer::arm_fail_point(config.test_fail, world.rank());
-  xfer::set_host_page_policy(xfer::parse_page_policy("--xfer_test_host_pages", config.test_host_pages));
+  xfer::set_host_page_policy(
+      xfer::parse_page_policy("--xfer_test_host_pages", config.test_host_pages));
   xfer::set_largest_block(*std::max_element(config.sizes.begin(), config.sizes.end()));
   if (!config.test_rank_dump.empty()) {  // start each rank's dump afresh
     std::remove((config.test_rank_dump + "/rank" + std::to_string(world.rank()) + ".txt").c_str());
@@ -286,8 +286,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
 
   xfer::Selection selection;
   try {
-    selection = xfer::select_rows(registry.rows(), config.filter, config.modes,
-                                  config.modes_given, config.sizes);
+    selection = xfer::select_rows(registry.rows(), config.filter, config.modes, config.modes_given,
+                                  config.sizes);
   } catch (const xfer::UsageError& e) {  // the same filter on every rank
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
@@ -379,9 +379,8 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
   }
   merged->register_rows();
   // The summary's wall time is the whole run's: the jobs' and the merge's.
-  const auto whole_run =
-      started - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(merged->jobs_wall_s()));
+  const auto whole_run = started - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       std::chrono::duration<double>(merged->jobs_wall_s()));
   xfer::RankZeroReporter reporter(config, world, merged->context(), merged->skips(), whole_run,
                                   [&merged] { return merged->visits_json(); });
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -4,11 +4,11 @@
 // it): that is decided at registration, before any device pointer reaches MPI.
 #include <memory>
 
-#include "cuda_aware.hpp"
-#include "device_slots.hpp"
-#include "exchange_row.hpp"
+#include "gpu/device_slots.hpp"
+#include "gpu/staging_ping_pong.hpp"
+#include "harness/exchange_row.hpp"
+#include "mpi/cuda_aware.hpp"
 #include "paths.hpp"
-#include "staging_ping_pong.hpp"
 
 namespace xfer {
 namespace {

@@ -5,7 +5,7 @@
 // --xfer_pairs runs several pairs at once; ranks in no pair only take part in the agreements.
 #include <memory>
 
-#include "exchange_row.hpp"
+#include "harness/exchange_row.hpp"
 #include "paths.hpp"
 
 namespace xfer {

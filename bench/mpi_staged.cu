@@ -7,11 +7,11 @@
 // the data is on the receiving GPU, so ping-pong's one-way time is half the round trip.
 #include <memory>
 
-#include "device_slots.hpp"
-#include "exchange_row.hpp"
+#include "gpu/device_slots.hpp"
+#include "gpu/staging_mpi.hpp"
+#include "gpu/staging_ping_pong.hpp"
+#include "harness/exchange_row.hpp"
 #include "paths.hpp"
-#include "staging_mpi.hpp"
-#include "staging_ping_pong.hpp"
 
 namespace xfer {
 namespace {

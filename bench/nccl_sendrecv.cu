@@ -9,13 +9,13 @@
 #include <cstdlib>
 #include <memory>
 
-#include "device_slots.hpp"
-#include "exchange_row.hpp"
-#include "harness.hpp"
-#include "nccl_comm.hpp"
-#include "nccl_exchange.hpp"
+#include "gpu/device_slots.hpp"
+#include "gpu/nccl_comm.hpp"
+#include "gpu/nccl_exchange.hpp"
+#include "gpu/staging_ping_pong.hpp"
+#include "harness/exchange_row.hpp"
+#include "harness/harness.hpp"
 #include "paths.hpp"
-#include "staging_ping_pong.hpp"
 
 namespace xfer {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness.hpp"
+#include "harness/harness.hpp"
 
 namespace xfer {
 
@@ -22,10 +22,12 @@ struct Path {
 };
 
 inline const std::vector<Path>& all_paths() {
-  static const std::vector<Path> paths = {
-      {"memcpy_peer", register_memcpy_peer},       {"host_staging", register_host_staging},
-      {"mpi_host", register_mpi_host},             {"mpi_staged", register_mpi_staged},
-      {"mpi_cuda_aware", register_mpi_cuda_aware}, {"nccl_sendrecv", register_nccl_sendrecv}};
+  static const std::vector<Path> paths = {{"memcpy_peer", register_memcpy_peer},
+                                          {"host_staging", register_host_staging},
+                                          {"mpi_host", register_mpi_host},
+                                          {"mpi_staged", register_mpi_staged},
+                                          {"mpi_cuda_aware", register_mpi_cuda_aware},
+                                          {"nccl_sendrecv", register_nccl_sendrecv}};
   return paths;
 }
 

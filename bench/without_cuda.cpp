@@ -1,5 +1,5 @@
 // Built when configure found no CUDA toolkit: the GPU paths exist, and say why they cannot run.
-#include "cuda_aware.hpp"
+#include "mpi/cuda_aware.hpp"
 #include "paths.hpp"
 
 namespace xfer {

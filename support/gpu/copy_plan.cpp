@@ -1,9 +1,9 @@
-#include "copy_plan.hpp"
+#include "gpu/copy_plan.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "../error.hpp"
+#include "base/error.hpp"
 
 namespace xfer::gpu {
 

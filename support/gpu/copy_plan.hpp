@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "../config.hpp"
-#include "../harness.hpp"
+#include "config/config.hpp"
+#include "harness/harness.hpp"
 
 namespace xfer::gpu {
 

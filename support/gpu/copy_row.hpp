@@ -8,16 +8,16 @@
 #include <optional>
 #include <string>
 
-#include "../harness.hpp"
-#include "../sizes.hpp"
-#include "copy_plan.hpp"
-#include "cuda.hpp"
-#include "stream_hold.hpp"
+#include "base/sizes.hpp"
+#include "gpu/copy_plan.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/stream_hold.hpp"
+#include "harness/harness.hpp"
 
 namespace xfer::gpu {
 
-// `gpus` names the GPUs in messages (with the size); `timing` is the family's batch plan for this size;
-// `may_hold` is the family's (once queueing blocked behind a hold, the family times unheld);
+// `gpus` names the GPUs in messages (with the size); `timing` is the family's batch plan for this
+// size; `may_hold` is the family's (once queueing blocked behind a hold, the family times unheld);
 // `directions` is 2 where a row moves bytes both ways at once.
 template <class Copy, class Family>
 void copy_row(Visit& visit, const Harness& h, const Row& row, const Family& f,

@@ -1,13 +1,13 @@
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "../block_cache.hpp"
-#include "../failpoint.hpp"
-#include "../host_memory.hpp"
-#include "../pattern.hpp"
-#include "../sizes.hpp"
+#include "base/block_cache.hpp"
+#include "base/failpoint.hpp"
+#include "base/host_memory.hpp"
+#include "base/pattern.hpp"
+#include "base/sizes.hpp"
 
 namespace xfer::gpu {
 

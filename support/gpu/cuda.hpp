@@ -27,17 +27,16 @@
 #include <string>
 #include <utility>
 
-#include "../error.hpp"
-#include "../failpoint.hpp"
-#include "../host_memory.hpp"
+#include "base/error.hpp"
+#include "base/failpoint.hpp"
+#include "base/host_memory.hpp"
 
-#define XFER_CUDA_CHECK(call)                                                  \
-  do {                                                                         \
-    cudaError_t xfer_cuda_rc_ = (call);                                        \
-    if (::xfer::fail_point_hit(#call))                                         \
-      xfer_cuda_rc_ = ::xfer::gpu::injected_error(#call);                      \
-    if (xfer_cuda_rc_ != cudaSuccess)                                          \
-      ::xfer::gpu::raise_cuda_error(xfer_cuda_rc_, #call, __FILE__, __LINE__); \
+#define XFER_CUDA_CHECK(call)                                                              \
+  do {                                                                                     \
+    cudaError_t xfer_cuda_rc_ = (call);                                                    \
+    if (::xfer::fail_point_hit(#call)) xfer_cuda_rc_ = ::xfer::gpu::injected_error(#call); \
+    if (xfer_cuda_rc_ != cudaSuccess)                                                      \
+      ::xfer::gpu::raise_cuda_error(xfer_cuda_rc_, #call, __FILE__, __LINE__);             \
   } while (0)
 
 namespace xfer::gpu {
@@ -143,7 +142,7 @@ class PinnedBuffer {
   }
   void* data_ = nullptr;
   std::size_t size_ = 0;
-  std::size_t block_ = 0;  // what was allocated (a kept block may be larger than size_)
+  std::size_t block_ = 0;    // what was allocated (a kept block may be larger than size_)
   bool registered_ = false;  // cudaHostRegister'ed (else cudaHostAlloc'ed)
   bool keep_ = false;
 };

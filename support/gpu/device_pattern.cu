@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "cuda.hpp"
-#include "device_pattern.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/device_pattern.hpp"
 
 namespace xfer::gpu {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../pattern.hpp"
+#include "base/pattern.hpp"
 
 namespace xfer::gpu {
 

@@ -1,5 +1,5 @@
-#include "device_pattern.hpp"
-#include "device_slots.hpp"
+#include "gpu/device_pattern.hpp"
+#include "gpu/device_slots.hpp"
 
 namespace xfer::gpu {
 

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../exchange.hpp"
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
+#include "mpi/exchange.hpp"
 
 namespace xfer::gpu {
 

@@ -1,4 +1,4 @@
-#include "devices.hpp"
+#include "gpu/devices.hpp"
 
 #include <cuda_runtime.h>
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
 
 namespace xfer::gpu {
 

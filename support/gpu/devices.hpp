@@ -26,9 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "../harness.hpp"
-#include "copy_plan.hpp"
-#include "nvml.hpp"
+#include "gpu/copy_plan.hpp"
+#include "gpu/nvml.hpp"
+#include "harness/harness.hpp"
 
 namespace xfer::gpu {
 

@@ -1,6 +1,6 @@
 // Test only (--xfer_test_fail=fault): a real GPU fault, so the harness's handling of a GPU that
 // becomes unusable in the middle of a run is exercised with what CUDA really returns.
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
 
 namespace xfer::gpu {
 namespace {

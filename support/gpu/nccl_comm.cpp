@@ -1,9 +1,9 @@
-#include "nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 
 #include <functional>
 
-#include "../failpoint.hpp"
-#include "cuda.hpp"
+#include "base/failpoint.hpp"
+#include "gpu/cuda.hpp"
 
 namespace xfer::gpu {
 namespace {

@@ -24,8 +24,8 @@
 #include <memory>
 #include <string>
 
-#include "../error.hpp"
-#include "../world.hpp"
+#include "base/error.hpp"
+#include "mpi/world.hpp"
 
 #define XFER_NCCL_CHECK(call)                                                  \
   do {                                                                         \

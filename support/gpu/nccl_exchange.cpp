@@ -1,4 +1,4 @@
-#include "nccl_exchange.hpp"
+#include "gpu/nccl_exchange.hpp"
 
 namespace xfer::gpu {
 

@@ -6,9 +6,9 @@
 
 #include <cuda_runtime.h>
 
-#include "../exchange.hpp"
-#include "cuda.hpp"
-#include "nccl_comm.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/nccl_comm.hpp"
+#include "mpi/exchange.hpp"
 
 namespace xfer::gpu {
 

@@ -1,9 +1,8 @@
-#include "nvml.hpp"
+#include "gpu/nvml.hpp"
 
 #include <dlfcn.h>
 
 #include <algorithm>
-
 #include <cstdio>
 #include <type_traits>
 
@@ -41,7 +40,7 @@ using UintFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned*);
 using ClockFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned*);
 using LinkVersionFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned, unsigned*);
 
-constexpr int kClockMem = 2;                // nvmlClockType_t NVML_CLOCK_MEM
+constexpr int kClockMem = 2;                    // nvmlClockType_t NVML_CLOCK_MEM
 constexpr unsigned kFieldNvlinkSpeed = 90;      // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON
 constexpr unsigned kFieldNvlinkLinkCount = 91;  // NVML_FI_DEV_NVLINK_LINK_COUNT
 constexpr unsigned kFieldNvlinkGetSpeed = 164;  // NVML_FI_DEV_NVLINK_GET_SPEED (scopeId: link)

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "../links.hpp"
+#include "links/links.hpp"
 
 namespace xfer::gpu {
 
@@ -15,7 +15,7 @@ namespace xfer::gpu {
 // memory bus width and clock, NVLink version and per-link rate, and the real /sys.
 class Nvml : public links::LinkAnswers {
  public:
-  Nvml();   // dlopen + nvmlInit_v2; available() says whether that worked
+  Nvml();            // dlopen + nvmlInit_v2; available() says whether that worked
   ~Nvml() override;  // nvmlShutdown + dlclose
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;

@@ -1,8 +1,8 @@
 #include <algorithm>
 
-#include "../error.hpp"
-#include "../pattern.hpp"
-#include "staging_mpi.hpp"
+#include "base/error.hpp"
+#include "base/pattern.hpp"
+#include "gpu/staging_mpi.hpp"
 
 namespace xfer::gpu {
 namespace {
@@ -133,8 +133,8 @@ MpiStaging::MpiStaging(const World& world, const PairRole& role, int device, std
     // As many slots as the calls' chunks need, up to kSlots: a window of small messages keeps
     // kSlots of them in flight, a ping-pong of one chunk has one slot.
     const std::size_t chunk = chunk_for(bytes);
-    const std::size_t slots = std::min(
-        kSlots, chunks_in(bytes, chunk) * static_cast<std::size_t>(std::max(window, 1)));
+    const std::size_t slots =
+        std::min(kSlots, chunks_in(bytes, chunk) * static_cast<std::size_t>(std::max(window, 1)));
     send_pipe_ = std::make_unique<SendPipe>(device, bytes, chunk, slots);
     recv_pipe_ = std::make_unique<RecvPipe>(device, bytes, chunk, slots);
   } else {

@@ -42,10 +42,10 @@
 #include <memory>
 #include <vector>
 
-#include "../exchange.hpp"
-#include "../world.hpp"
-#include "cuda.hpp"
-#include "device_slots.hpp"
+#include "gpu/cuda.hpp"
+#include "gpu/device_slots.hpp"
+#include "mpi/exchange.hpp"
+#include "mpi/world.hpp"
 
 namespace xfer::gpu {
 

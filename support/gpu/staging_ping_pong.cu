@@ -2,10 +2,10 @@
 #include <map>
 #include <vector>
 
-#include "../pattern.hpp"
-#include "device_pattern.hpp"
-#include "devices.hpp"
-#include "staging_ping_pong.hpp"
+#include "base/pattern.hpp"
+#include "gpu/device_pattern.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/staging_ping_pong.hpp"
 
 namespace xfer::gpu {
 namespace {
@@ -65,8 +65,8 @@ RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
   try {
     device = bind_rank_gpu(registry, &why);
   } catch (const std::exception& e) {
-    broken = rank_prefix() + "the GPU of this rank on " + world.host() + " cannot be used: " +
-             e.what();
+    broken =
+        rank_prefix() + "the GPU of this rank on " + world.host() + " cannot be used: " + e.what();
     device = -1;
   }
   // No GPU at all is a reason to skip; a GPU that is there but fails ends the run on every rank

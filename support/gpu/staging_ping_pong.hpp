@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../harness.hpp"
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
+#include "harness/harness.hpp"
 
 namespace xfer::gpu {
 

@@ -1,7 +1,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "stream_hold.hpp"
+#include "gpu/stream_hold.hpp"
 
 namespace xfer::gpu {
 namespace {

@@ -28,7 +28,7 @@
 #include <optional>
 #include <string>
 
-#include "cuda.hpp"
+#include "gpu/cuda.hpp"
 
 namespace xfer::gpu {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "block_cache.hpp"
+#include "base/block_cache.hpp"
 
 namespace xfer {
 namespace {
@@ -94,10 +94,10 @@ TEST_F(BlockCacheTest, ReleaseAndDestructionFreeWhatIsKept) {
 TEST_F(BlockCacheTest, BigBlocksAreMadeAtTheRunsLargestSizeSoEveryLaterBigVisitFits) {
   constexpr std::size_t MiB = std::size_t{1} << 20;
   set_largest_block(1024 * MiB);
-  EXPECT_EQ(block_size_for(4096), 4096u);            // small: as asked
-  EXPECT_EQ(block_size_for(64 * MiB), 64 * MiB);     // up to 64 MiB: as asked
-  EXPECT_EQ(block_size_for(128 * MiB), 1024 * MiB);  // above: the largest message
-  EXPECT_EQ(block_size_for(2048 * MiB), 2048 * MiB); // never smaller than asked
+  EXPECT_EQ(block_size_for(4096), 4096u);             // small: as asked
+  EXPECT_EQ(block_size_for(64 * MiB), 64 * MiB);      // up to 64 MiB: as asked
+  EXPECT_EQ(block_size_for(128 * MiB), 1024 * MiB);   // above: the largest message
+  EXPECT_EQ(block_size_for(2048 * MiB), 2048 * MiB);  // never smaller than asked
   // A block made for a 128 MiB visit is then taken by a 1 GiB one.
   BlockCache cache(record_free, 4);
   cache.give(block(1), block_size_for(128 * MiB));

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "config.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "config/config.hpp"
 
 namespace xfer {
 namespace {
@@ -13,12 +13,11 @@ constexpr std::uint64_t kMemory = 16ULL << 30;
 
 CommandLine parse(std::vector<const char*> args, std::map<std::string, std::string> env = {}) {
   args.insert(args.begin(), "xferbench");
-  return parse_command_line(
-      static_cast<int>(args.size()), args.data(),
-      [env](const char* name) -> const char* {
-        auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-      });
+  return parse_command_line(static_cast<int>(args.size()), args.data(),
+                            [env](const char* name) -> const char* {
+                              auto it = env.find(name);
+                              return it == env.end() ? nullptr : it->second.c_str();
+                            });
 }
 
 std::string usage_error(std::vector<const char*> args,
@@ -287,10 +286,9 @@ TEST(CommandLine, RequiredPathsMustBeKnownOnes) {
 TEST(CommandLine, RandomInterleavingFromFlagAndEnvironmentIsOursNotGoogleBenchmarks) {
   // The runner shuffles the rows the same way on every rank (runner.hpp); Google Benchmark's
   // own shuffle, different on every rank, stays off whatever the user asked.
-  for (const CommandLine& cl :
-       {parse({"--benchmark_enable_random_interleaving=true"}),
-        parse({"--benchmark_enable_random_interleaving"}),
-        parse({}, {{"BENCHMARK_ENABLE_RANDOM_INTERLEAVING", "1"}})}) {
+  for (const CommandLine& cl : {parse({"--benchmark_enable_random_interleaving=true"}),
+                                parse({"--benchmark_enable_random_interleaving"}),
+                                parse({}, {{"BENCHMARK_ENABLE_RANDOM_INTERLEAVING", "1"}})}) {
     EXPECT_TRUE(cl.config.interleave);
     EXPECT_EQ(cl.benchmark_args.back(), "--benchmark_enable_random_interleaving=false");
   }

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "context.hpp"
-#include "json.hpp"
-#include "reporter.hpp"
+#include "base/json.hpp"
+#include "harness/context.hpp"
+#include "report/reporter.hpp"
 
 namespace xfer {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "cuda_aware.hpp"
-#include "json.hpp"
+#include "base/json.hpp"
+#include "mpi/cuda_aware.hpp"
 
 namespace xfer {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "error.hpp"
-#include "floor.hpp"
-#include "machine_plan.hpp"
+#include "base/error.hpp"
+#include "jobs/floor.hpp"
+#include "jobs/machine_plan.hpp"
 
 namespace xfer {
 namespace {

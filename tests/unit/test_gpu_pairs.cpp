@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "config/config.hpp"
 #include "gpu/copy_plan.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/devices.hpp"

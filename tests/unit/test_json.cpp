@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "json.hpp"
+#include "base/json.hpp"
 
 namespace xfer {
 namespace {
@@ -39,8 +39,8 @@ TEST(JsonParse, ReadsBackWhatDumpWrites) {
     EXPECT_EQ(back.dump(0), v.dump(0)) << indent;
   }
   const json::Value back = json::parse(v.dump());
-  EXPECT_EQ(back.keys(), (std::vector<std::string>{"n", "x", "big", "ok", "no", "none", "text",
-                                                    "list"}));
+  EXPECT_EQ(back.keys(),
+            (std::vector<std::string>{"n", "x", "big", "ok", "no", "none", "text", "list"}));
   EXPECT_EQ(back.find("x")->number(), 0.1);  // 17 digits: the same double
   EXPECT_EQ(back.find("big")->number(), 12345678901234.0);
   EXPECT_TRUE(back.find("ok")->is_true());

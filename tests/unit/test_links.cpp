@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "error.hpp"
-#include "json.hpp"
-#include "links.hpp"
-#include "routes.hpp"
+#include "base/error.hpp"
+#include "base/json.hpp"
+#include "links/links.hpp"
+#include "links/routes.hpp"
 
 namespace xfer::links {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "pattern.hpp"
+#include "base/pattern.hpp"
 
 namespace xfer {
 namespace {

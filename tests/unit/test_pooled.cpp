@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "merge.hpp"
-#include "pooled.hpp"
-#include "stats.hpp"
+#include "base/pooled.hpp"
+#include "base/stats.hpp"
+#include "jobs/merge.hpp"
 
 namespace xfer {
 namespace {

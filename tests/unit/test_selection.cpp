@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "selection.hpp"
+#include "harness/selection.hpp"
 
 namespace xfer {
 namespace {

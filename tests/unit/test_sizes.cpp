@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "error.hpp"
-#include "sizes.hpp"
+#include "base/error.hpp"
+#include "base/sizes.hpp"
 
 namespace xfer {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "stats.hpp"
+#include "base/stats.hpp"
 
 namespace xfer {
 namespace {

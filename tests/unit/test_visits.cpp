@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "merge.hpp"
-#include "runner.hpp"
-#include "visits.hpp"
+#include "harness/visits.hpp"
+#include "jobs/merge.hpp"
+#include "run/runner.hpp"
 
 namespace xfer {
 namespace {
@@ -128,7 +128,7 @@ TEST(Combine, AStatedIntervalIsAlwaysFinite) {
 }
 
 Merge::JobFigure job(double seconds, int visits, std::size_t samples, double ci95_pct,
-                    double floor_pct) {
+                     double floor_pct) {
   Merge::JobFigure j;
   j.one_way_s = j.fastest_s = j.median_s = j.min_s = j.max_s = j.p90_s = j.p99_s = seconds;
   j.messages = static_cast<std::int64_t>(samples);

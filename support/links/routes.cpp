@@ -1,0 +1,206 @@
+#include "links/routes.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace xfer::links {
+namespace {
+
+// "host_staging/host:pinned/mode:pipelined/pair:0to1": the value of `key`, "" if absent.
+std::string part(const std::string& family, const std::string& key) {
+  std::stringstream in(family);
+  for (std::string item; std::getline(in, item, '/');) {
+    if (item.rfind(key + ":", 0) == 0) return item.substr(key.size() + 1);
+  }
+  return "";
+}
+
+const json::Value* member(const json::Value* object, const char* key) {
+  return object && object->is_object() ? object->find(key) : nullptr;
+}
+
+std::string text_of(const json::Value* object, const char* key) {
+  const json::Value* v = member(object, key);
+  return v ? v->text() : "";
+}
+
+// The PCI bus id of visible device `index` (context.cuda.devices), "" if unknown.
+std::string device_bus(const json::Value& context, int index) {
+  const json::Value* devices = member(member(&context, "cuda"), "devices");
+  if (!devices || !devices->is_array()) return "";
+  for (const auto& d : devices->items()) {
+    const json::Value* i = member(&d, "index");
+    if (i && i->is_number() && static_cast<int>(i->number()) == index)
+      return text_of(&d, "pci_bus_id");
+  }
+  return "";
+}
+
+// The index of the visible device on bus `bus` (context.cuda.devices), -1 if unknown.
+int device_index(const json::Value& context, const std::string& bus) {
+  const json::Value* devices = member(member(&context, "cuda"), "devices");
+  if (!devices || !devices->is_array()) return -1;
+  for (const auto& d : devices->items()) {
+    const json::Value* i = member(&d, "index");
+    if (i && i->is_number() && normal_bus_id(text_of(&d, "pci_bus_id")) == normal_bus_id(bus))
+      return static_cast<int>(i->number());
+  }
+  return -1;
+}
+
+// context.cuda.pairs: whether CUDA gives src peer access to dst; -1 if not recorded.
+int peer_state(const json::Value& context, int src, int dst) {
+  const json::Value* pairs = member(member(&context, "cuda"), "pairs");
+  if (!pairs || !pairs->is_array()) return -1;
+  for (const auto& p : pairs->items()) {
+    const json::Value* s = member(&p, "src");
+    const json::Value* d = member(&p, "dst");
+    const json::Value* yes = member(&p, "p2p");
+    if (s && d && static_cast<int>(s->number()) == src && static_cast<int>(d->number()) == dst)
+      return yes && yes->is_true() ? 1 : 0;
+  }
+  return -1;
+}
+
+bool peer_access(const json::Value& context, int src, int dst) {
+  return peer_state(context, src, dst) == 1;
+}
+
+Route both_pcie(Book& book, const std::string& a, const std::string& b, Route::Join join) {
+  return Route{{book.pcie(a), book.pcie(b)}, join};
+}
+
+// GPU to GPU in one node: NVLink where NVML counts links, else both PCIe links at once.
+Route gpu_to_gpu(Book& book, const std::string& a, const std::string& b) {
+  if (const std::string nv = book.nvlink(a, b); !nv.empty())
+    return Route{{nv}, Route::Join::Serial};
+  return both_pcie(book, a, b, Route::Join::Overlapped);
+}
+
+Route one_process_route(Book& book, const json::Value& context, const std::string& family,
+                        const std::string& path) {
+  const std::string pair = part(family, "pair");
+  const auto to = pair.find("to");
+  if (to == std::string::npos) return {};
+  const int src = std::atoi(pair.substr(0, to).c_str());
+  const int dst = std::atoi(pair.substr(to + 2).c_str());
+  const std::string a = device_bus(context, src);
+  const std::string b = device_bus(context, dst);
+  if (a.empty() || b.empty()) return {};
+  if (path == "host_staging")
+    return both_pcie(
+        book, a, b,
+        part(family, "mode") == "pipelined" ? Route::Join::Overlapped : Route::Join::Serial);
+  if (part(family, "p2p") == "on") return gpu_to_gpu(book, a, b);
+  return both_pcie(book, a, b, Route::Join::Overlapped);
+}
+
+struct RankEnd {
+  std::string host, bus;
+};
+
+RankEnd rank_end(const json::Value& context, int rank) {
+  const json::Value* ranks = member(&context, "ranks");
+  if (!ranks || !ranks->is_array()) return {};
+  for (const auto& r : ranks->items()) {
+    const json::Value* n = member(&r, "rank");
+    if (n && static_cast<int>(n->number()) == rank)
+      return {text_of(&r, "host"), text_of(&r, "pci_bus_id")};
+  }
+  return {};
+}
+
+Route rank_pair_route(Book& book, const json::Value& context, const std::string& family,
+                      const std::string& path, const Transports& transports) {
+  const json::Value* pairs = member(&context, "pairs");
+  if (!part(family, "pairs").empty() || !pairs || !pairs->is_array() || pairs->items().size() != 1)
+    return {};
+  const json::Value* ranks = member(&pairs->items()[0], "ranks");
+  if (!ranks || ranks->items().size() != 2) return {};
+  const RankEnd a = rank_end(context, static_cast<int>(ranks->items()[0].number()));
+  const RankEnd b = rank_end(context, static_cast<int>(ranks->items()[1].number()));
+  if (a.host.empty() || b.host.empty()) return {};
+  const bool inter = a.host != b.host;
+  if (path == "mpi_host") return inter ? Route{{book.network()}} : Route{};
+  if (a.bus.empty() || b.bus.empty()) return {};
+  if (path == "mpi_staged") {
+    const auto join =
+        part(family, "staging") == "pipelined" ? Route::Join::Overlapped : Route::Join::Serial;
+    return inter ? Route{{book.pcie(a.bus), book.network()}, join}
+                 : both_pcie(book, a.bus, b.bus, join);
+  }
+  if (inter) return Route{{book.pcie(a.bus), book.network()}, Route::Join::Overlapped};
+  if (normal_bus_id(a.bus) == normal_bus_id(b.bus)) return Route{{book.memory(a.bus)}};
+  // Two GPUs of one node: the library copies GPU to GPU (Open MPI's smcuda by CUDA IPC, NCCL's
+  // P2P transport) where CUDA gives peer access and the transport is not switched off; else it
+  // stages through host memory (smcuda's shared-memory copies, NCCL's SHM transport), down
+  // one PCIe link and up the other, pipelined: both at once.
+  const bool transport_on = path == "nccl_sendrecv" ? transports.nccl_p2p : transports.mpi_cuda_ipc;
+  const int peer = peer_state(context, device_index(context, a.bus), device_index(context, b.bus));
+  if (transport_on && peer != 0) return gpu_to_gpu(book, a.bus, b.bus);
+  return both_pcie(book, a.bus, b.bus, Route::Join::Overlapped);
+}
+
+#ifndef XFER_HAVE_CUDA
+// A build without GPU code: no NVML, only /sys (PCIe devices, network ports).
+class SysfsOnly : public LinkAnswers {
+ public:
+  bool nvml_available() const override { return false; }
+  std::string why_no_nvml() const override { return "built without CUDA"; }
+  GpuAnswers gpu(const std::string&) const override { return {}; }
+  NvlinkAnswers nvlink(const std::string&, const std::string&) const override { return {}; }
+  std::string sysfs_root() const override { return "/"; }
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<LinkAnswers> answers_for_run(const std::string& recorded_dir) {
+  if (!recorded_dir.empty()) return std::make_unique<RecordedAnswers>(recorded_dir);
+#ifdef XFER_HAVE_CUDA
+  return system_answers();
+#else
+  return std::make_unique<SysfsOnly>();
+#endif
+}
+
+Transports transports_from(const std::function<const char*(const char*)>& env) {
+  const auto is = [&env](const char* name, const char* value) {
+    const char* set = env(name);
+    return set && std::string(set) == value;
+  };
+  Transports t;
+  t.nccl_p2p = !is("NCCL_P2P_DISABLE", "1");
+  t.mpi_cuda_ipc = !is("OMPI_MCA_btl_smcuda_use_cuda_ipc", "0");
+  return t;
+}
+
+void route_families(Book& book, const json::Value& context,
+                    const std::vector<std::string>& families, const Transports& transports) {
+  if (!book.has_answers()) return;
+  for (const auto& family : families) {
+    const std::string path = family.substr(0, family.find('/'));
+    Route route;
+    if (path == "host_staging" || path == "memcpy_peer") {
+      route = one_process_route(book, context, family, path);
+    } else if (path == "mpi_host" || path == "mpi_staged" || path == "mpi_cuda_aware" ||
+               path == "nccl_sendrecv") {
+      route = rank_pair_route(book, context, family, path, transports);
+    }
+    book.set_route(family, route);
+  }
+  // Peer access off although NVML counts NVLink links between the GPUs.
+  const json::Value* pairs = member(member(&context, "cuda"), "pairs");
+  if (!pairs || !pairs->is_array()) return;
+  for (const auto& p : pairs->items()) {
+    const int src = static_cast<int>(member(&p, "src") ? member(&p, "src")->number() : -1);
+    const int dst = static_cast<int>(member(&p, "dst") ? member(&p, "dst")->number() : -1);
+    const std::string a = device_bus(context, src);
+    const std::string b = device_bus(context, dst);
+    if (a.empty() || b.empty() || peer_access(context, src, dst)) continue;
+    const NvlinkAnswers nv = book.answers()->nvlink(a, b);
+    if (nv.links > 0) book.note_peer_off({src, dst, nv.links});
+  }
+}
+
+}  // namespace xfer::links
