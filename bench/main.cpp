@@ -17,6 +17,7 @@
 #include "base/block_cache.hpp"
 #include "base/error.hpp"
 #include "base/host_memory.hpp"
+#include "base/stop.hpp"
 #include "harness/context.hpp"
 #include "harness/selection.hpp"
 #include "jobs/floor.hpp"
@@ -313,13 +314,10 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
   xfer::Runner runner(registry, selection.rows, row_floors, plan,
                       xfer::Harness{config, world, watchdog}, started);
   runner.register_rows();
-  xfer::RankZeroReporter reporter(
-      config, world, context, registry.skips(), started, [&runner] { return runner.visits_json(); },
-      [&runner] { return runner.stop_reason(); });
+  xfer::RankZeroReporter reporter(config, world, context, registry.skips(), started, &runner);
   if (registry.links().has_answers())
     reporter.add_late_field("links", [&registry] { return registry.links().to_json(); });
-  reporter.keep_visits_of(runner);
-  runner.on_visit([&reporter](bool round_ended) { reporter.keep_current(round_ended); });
+  runner.observe(&reporter);
   if (registry.families() == 0) {
     reporter.write_without_runs();
     return measured_nothing(reporter, registry, world,
@@ -346,8 +344,8 @@ int run(int argc, char** argv, const xfer::CommandLine& cl,
     std::fprintf(stderr, "xferbench: %s\n", line.c_str());
   xfer::release_kept_blocks();  // before MPI and CUDA go away
   const int status = exit_status(reporter, registry, world);
-  if (runner.interrupted()) return xfer::kInterruptedStatus;
-  return runner.stop_reason().empty() ? status : std::max(1, status);
+  if (runner.stop().interrupted()) return xfer::kInterruptedStatus;
+  return runner.stop().stopped() ? std::max(1, status) : status;
 }
 
 // --xfer_merge: the result files of separate jobs become one result, reported as a run's.
@@ -381,8 +379,9 @@ int merge(int argc, char** argv, const xfer::CommandLine& cl,
   // The summary's wall time is the whole run's: the jobs' and the merge's.
   const auto whole_run = started - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        std::chrono::duration<double>(merged->jobs_wall_s()));
+  const xfer::FinishedRun progress(merged->visits_json());
   xfer::RankZeroReporter reporter(config, world, merged->context(), merged->skips(), whole_run,
-                                  [&merged] { return merged->visits_json(); });
+                                  &progress);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   if (const std::string why = merged->incomplete_reason(); !why.empty() && world.is_root())
     std::fprintf(stderr, "xferbench: --xfer_merge: the merged result is incomplete: %s\n",

@@ -32,31 +32,6 @@ class FatalError : public Error {
   using Error::Error;
 };
 
-// A failure after which this process cannot measure anything more (a GPU fault that leaves
-// the CUDA context unusable): the first one is kept; the harness agrees on it after the row
-// and ends the run. "" when there was none.
-void note_fatal(const std::string& why);
-const std::string& fatal_note();
-
-// For a run cut short (a signal, the watchdog): what to say and what to clean up. The reporter
-// keeps both current; note_cut_short removes a half-written result file and says on stderr where
-// the rows measured so far are. Async-signal-safe.
-void set_cut_short_note(const std::string& note);      // "" says nothing
-void set_file_in_progress(const std::string& path);   // "" when no file is being written
-void note_cut_short() noexcept;
-
-// The one exit status of a run stopped by SIGINT or SIGTERM, whichever it was (the shell's
-// status for Ctrl-C; docs/RELIABILITY.md says why one value): the binary and tools/run agree.
-inline constexpr int kInterruptedStatus = 130;
-// Asks the run to stop (SIGINT, SIGTERM): the first signal only sets a flag that the runner
-// reads after each visit, and gives it `grace_s` to stop there and write what it measured; the
-// grace running out (an MPI call that never returns) ends the process with kInterruptedStatus,
-// leaving the result file of its last rewrite. Later signals change nothing. Async-signal-safe.
-void catch_stop_signals(unsigned grace_s);
-// "" or why this process was asked to stop: "interrupted by SIGINT on rank 0".
-std::string stop_request();
-inline constexpr const char* kInterruptedPrefix = "interrupted by ";
-
 // "rank 3: " once MPI is up, "" before; the harness prefixes every row error with it.
 std::string rank_prefix();
 

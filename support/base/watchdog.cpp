@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "base/stop.hpp"
 
 namespace xfer {
 

@@ -30,6 +30,7 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/host_memory.hpp"
+#include "base/stop.hpp"
 
 #define XFER_CUDA_CHECK(call)                                                              \
   do {                                                                                     \
@@ -45,7 +46,7 @@ namespace xfer::gpu {
 std::string error_text(cudaError_t rc);
 
 // Throws xfer::Error. An error that leaves the CUDA context unusable (is_sticky) is also
-// noted as fatal (error.hpp: note_fatal): the harness then ends the run after this row.
+// noted as fatal (stop.hpp: note_fatal): the harness then ends the run after this row.
 [[noreturn]] void raise_cuda_error(cudaError_t rc, const char* call, const char* file, int line);
 
 // Errors after which every later CUDA call of this process fails too (a kernel fault, an

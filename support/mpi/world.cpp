@@ -97,6 +97,16 @@ std::string World::first_message(const std::string& mine, bool secondhand) const
   return broadcast(mine, first < size_ ? first : first - size_);
 }
 
+RunStop World::first_stop(const RunStop& mine) const {
+  const int candidate = mine.stopped() ? rank_ : INT_MAX;
+  int first = INT_MAX;
+  XFER_MPI_CHECK(MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm()));
+  if (first == INT_MAX) return {};
+  const auto kind =
+      static_cast<RunStop::Kind>(broadcast(static_cast<std::uint64_t>(mine.kind), first));
+  return {kind, broadcast(mine.reason, first)};
+}
+
 void World::barrier() const { XFER_MPI_CHECK(MPI_Barrier(comm())); }
 
 World::Verdict World::agree_batch(double my_seconds, bool timing, bool my_failure,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/stop.hpp"
+
 namespace xfer {
 
 // Owns MPI_Init/MPI_Finalize. Node-local rank comes from the shared-memory split, which is
@@ -38,6 +40,9 @@ class World {
   // `secondhand` messages (a rank that only learnt of another's failure) come after every
   // rank's own: the root cause is what the row reports.
   std::string first_message(const std::string& mine, bool secondhand = false) const;
+  // The stop of the lowest rank that has one (none if no rank has), kind and reason, on every
+  // rank.
+  RunStop first_stop(const RunStop& mine) const;
   void barrier() const;
 
   // One timed batch's agreement, in one collective. Ranks whose clock counts (`timing`: each

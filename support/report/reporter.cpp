@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "base/error.hpp"
-#include "run/runner.hpp"
+#include "base/stop.hpp"
 
 namespace xfer {
 namespace {
@@ -167,16 +167,14 @@ bool shown_on_console(const std::string& counter) {
 RankZeroReporter::RankZeroReporter(const Config& config, const World& world, json::Value context,
                                    std::vector<Skip> skips,
                                    std::chrono::steady_clock::time_point started,
-                                   std::function<json::Value()> visits,
-                                   std::function<std::string()> stop_reason)
+                                   const RunProgress* progress)
     : config_(config),
       root_(world.is_root()),
       context_(std::move(context)),
       context_json_(context_.dump(2)),
       skips_(std::move(skips)),
       started_(started),
-      visits_(std::move(visits)),
-      stop_reason_(std::move(stop_reason)) {
+      progress_(progress) {
   if (!root_) {  // other ranks never print, never open the result file
     SetOutputStream(&null_);
     SetErrorStream(&null_);
@@ -230,13 +228,13 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
 
 void RankZeroReporter::stop_early(const std::string& reason) {
   if (!root_) return;
-  const int round = runner_ ? runner_->round_reached() + 1 : 0;
-  if (runner_)
+  const int round = progress_ ? progress_->round_reached() + 1 : 0;
+  if (progress_)
     std::fprintf(stderr, "xferbench: the run stopped before its last row, in round %d of %d: %s\n",
-                 round, runner_->rounds(), reason.c_str());
+                 round, progress_->rounds(), reason.c_str());
   else
     std::fprintf(stderr, "xferbench: the run stopped before its last row: %s\n", reason.c_str());
-  if (json_file_ && !special_out_ && runner_) {
+  if (json_file_ && !special_out_ && progress_) {
     write_kept(reason);
     if (!output_failed_)
       std::fprintf(stderr,
@@ -254,7 +252,7 @@ void RankZeroReporter::stop_early(const std::string& reason) {
 }
 
 void RankZeroReporter::keep_current(bool round_ended) {
-  if (!root_ || !json_file_ || special_out_ || !runner_) return;
+  if (!root_ || !json_file_ || special_out_ || !progress_) return;
   const auto now = std::chrono::steady_clock::now();
   if (!round_ended && kept_written_ && now - last_kept_ < std::chrono::duration<double>(kKeepEvery))
     return;
@@ -265,7 +263,7 @@ void RankZeroReporter::write_kept(const std::string& reason) {
   // Every row with a visit, from the visits it had: a run that stops itself (a rank failed, a
   // signal) writes this with the reason; a run killed outright leaves the last rewrite.
   std::vector<std::string> not_measured;
-  const std::vector<KeptFigure> kept = runner_->kept(&not_measured);
+  const std::vector<KeptFigure> kept = progress_->kept(&not_measured);
   std::vector<std::string> rows;
   for (const KeptFigure& k : kept) rows.push_back(kept_row_json(k).dump(2));
   json::Value incomplete = json::Value::object();
@@ -273,14 +271,14 @@ void RankZeroReporter::write_kept(const std::string& reason) {
                                ? reason
                                : "the run did not finish: it was stopped (a signal, a lost "
                                  "rank, the watchdog) after this document was written");
-  incomplete.set("round", runner_->round_reached() + 1);
-  incomplete.set("rounds", runner_->rounds());
+  incomplete.set("round", progress_->round_reached() + 1);
+  incomplete.set("rounds", progress_->rounds());
   incomplete.set("rows", kept.size());
   json::Value missing = json::Value::array();
   for (const auto& name : not_measured) missing.push(name);
   incomplete.set("not_measured", missing);
   json::Value context = context_;
-  if (visits_) context.set("visits", visits_());
+  if (progress_) context.set("visits", progress_->visits_json());
   for (const auto& [key, value] : late_fields_) context.set(key, value());
   context.set("incomplete", incomplete);
   write_output(static_cast<ContextJsonReporter*>(json_file_)->with_rows(rows, context.dump(2)));
@@ -300,7 +298,7 @@ void RankZeroReporter::summarise() {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   context_.set("summary", summary_.to_json(wall, skips_));
-  if (visits_) context_.set("visits", visits_());
+  if (progress_) context_.set("visits", progress_->visits_json());
   for (const auto& [key, value] : late_fields_) context_.set(key, value());
   context_json_ = context_.dump(2);
   std::FILE* to = config_.display_format == "console" ? stdout : stderr;
@@ -311,16 +309,17 @@ void RankZeroReporter::summarise() {
 
 void RankZeroReporter::Finalize() {
   if (!root_) return;
-  if (const std::string reason = stop_reason_ ? stop_reason_() : ""; !reason.empty()) {
+  const RunStop stop = progress_ ? progress_->stop() : RunStop{};
+  if (stop.stopped()) {
     json::Value incomplete = json::Value::object();  // for a JSON display (the file: write_kept)
-    incomplete.set("reason", reason);
+    incomplete.set("reason", stop.reason);
     context_.set("incomplete", incomplete);
   }
   if (config_.display_format != "console") summarise();  // before the JSON display closes
   display_->Finalize();
   if (config_.display_format == "console") summarise();
-  if (const std::string reason = stop_reason_ ? stop_reason_() : ""; !reason.empty()) {
-    stop_early(reason);  // the file keeps the rows so far, marked incomplete
+  if (stop.stopped()) {
+    stop_early(stop.reason);  // the file keeps the rows so far, marked incomplete
     return;
   }
   if (!file_) return;

@@ -17,12 +17,11 @@
 #include "base/json.hpp"
 #include "config/config.hpp"
 #include "harness/harness.hpp"
+#include "harness/progress.hpp"
 #include "harness/summary.hpp"
 #include "mpi/world.hpp"
 
 namespace xfer {
-
-class Runner;
 
 // The runs without counters whose value is not a finite number (the coefficient of variation
 // of a counter whose mean is 0, in --benchmark_repetitions' aggregates): JSON has no NaN, and
@@ -35,9 +34,6 @@ std::string temp_path_for(const std::string& out_path);
 // /dev/null, a FIFO, a terminal: written to straight, once, never renamed over.
 bool is_special_file(const std::string& path);
 
-// The message of a row the run stopped before (runner.hpp): the reporter leaves it out.
-inline constexpr const char* kNotMeasured = "not measured: the run stopped before this row";
-
 // True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
 bool run_failed(const benchmark::BenchmarkReporter::Run& run);
 std::string run_message(const benchmark::BenchmarkReporter::Run& run);
@@ -48,16 +44,14 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
 // Counters the console shows (the file keeps them all); the label shows the precision.
 bool shown_on_console(const std::string& counter);
 
-class RankZeroReporter : public benchmark::BenchmarkReporter {
+class RankZeroReporter : public benchmark::BenchmarkReporter, public VisitObserver {
  public:
   // `started`: when the run began (for the summary's wall time); `skips`: paths skipped here;
-  // `visits`: the per-visit figures so far, for context.xferbench.visits; `stop_reason`: why
-  // the run stopped before its last visit ("" if it did not; the file is then marked
-  // incomplete). Either may be empty.
+  // `progress`: the run's visits so far (context.xferbench.visits), whether it stopped early
+  // (the file is then marked incomplete) and the rows it kept; null where there is none.
   RankZeroReporter(const Config& config, const World& world, json::Value context,
                    std::vector<Skip> skips, std::chrono::steady_clock::time_point started,
-                   std::function<json::Value()> visits = nullptr,
-                   std::function<std::string()> stop_reason = nullptr);
+                   const RunProgress* progress);
   ~RankZeroReporter() override;
 
   bool ReportContext(const Context& context) override;
@@ -71,13 +65,12 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   // For runs where no benchmark could be registered: the file still says why (skips).
   void write_without_runs();
 
-  // The run's runner: rank 0 keeps the JSON result file current from its visits.
-  void keep_visits_of(const Runner& runner) { runner_ = &runner; }
   // Rank 0 (a JSON --benchmark_out that is a plain file): rewrites the result file, atomically,
   // with every row that has a visit so far, marked incomplete; after a round (`round_ended`)
   // or once kKeepEvery has passed since the last rewrite. A run killed outright (SIGKILL, a
   // launcher ending it) leaves that document, at most kKeepEvery plus one visit behind.
   void keep_current(bool round_ended);
+  void visited(bool round_ended) override { keep_current(round_ended); }
   static constexpr double kKeepEvery = 2;
 
   const std::vector<std::string>& failed_rows() const { return failed_; }
@@ -103,16 +96,14 @@ class RankZeroReporter : public benchmark::BenchmarkReporter {
   std::string context_json_;  // what the JSON reporters splice in at Finalize
   std::vector<Skip> skips_;
   std::chrono::steady_clock::time_point started_;
-  std::function<json::Value()> visits_;
-  std::function<std::string()> stop_reason_;
+  const RunProgress* progress_;
   std::vector<std::pair<std::string, std::function<json::Value()>>> late_fields_;
   Summary summary_;
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::unique_ptr<benchmark::BenchmarkReporter> file_;
   benchmark::BenchmarkReporter* json_file_ = nullptr;  // file_, when it writes JSON
-  const Runner* runner_ = nullptr;
-  std::size_t rows_kept_ = 0;     // in the last document write_kept wrote
-  std::size_t rows_missing_ = 0;  // ... and the rows it lists as not measured
+  std::size_t rows_kept_ = 0;                          // in the last document write_kept wrote
+  std::size_t rows_missing_ = 0;                       // ... and the rows it lists as not measured
   bool kept_written_ = false;
   std::chrono::steady_clock::time_point last_kept_{};
   bool special_out_ = false;  // --benchmark_out is a device or a pipe: one plain write

@@ -12,7 +12,6 @@
 #include "base/error.hpp"
 #include "base/failpoint.hpp"
 #include "base/pattern.hpp"
-#include "report/reporter.hpp"
 
 namespace xfer {
 
@@ -107,7 +106,7 @@ Row Runner::row_for(const Slot& slot) const {
 void Runner::visit(const Slot& slot) {
   auto& done = visits_[slot.row][slot.repetition];
   // After a failed visit the figure is failed: the rest of its visits would change nothing.
-  if (!stop_reason_.empty() ||
+  if (stop_.stopped() ||
       std::any_of(done.begin(), done.end(), [](const VisitRecord& r) { return r.visit.failed(); }))
     return;
   const Row row = row_for(slot);
@@ -131,9 +130,7 @@ void Runner::visit(const Slot& slot) {
   set_current_row_bytes(0);
   // Can every rank go on? (A GPU fault leaves a process unable to use its GPU again; a
   // signal asks the run to stop.) One rank's answer stops every rank after the same visit.
-  const std::string stop_request_here = stop_request();
-  stop_reason_ = h_.world.first_message(fatal_note().empty() ? stop_request_here : fatal_note());
-  interrupted_ = !stop_reason_.empty() && stop_reason_.rfind(kInterruptedPrefix, 0) == 0;
+  stop_ = h_.world.first_stop(stop_here());
   h_.watchdog.disarm();
   record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (record.visit.measured() && messages_[slot.row] == 0)
@@ -152,14 +149,14 @@ void Runner::visit(const Slot& slot) {
     if (spec.bytes > kLargeRowBytes) warmed_large_.insert(spec.family);
   }
   done.push_back(std::move(record));
-  if (on_visit_)
-    on_visit_(next_ == schedule_.size() || schedule_[next_].round != slot.round ||
-              !stop_reason_.empty());
+  if (observer_)
+    observer_->visited(next_ == schedule_.size() || schedule_[next_].round != slot.round ||
+                       stop_.stopped());
 }
 
 void Runner::run_until(std::size_t index, int repetition) {
   const std::size_t last = last_[index][repetition];
-  while (next_ <= last && stop_reason_.empty()) visit(schedule_[next_++]);
+  while (next_ <= last && !stop_.stopped()) visit(schedule_[next_++]);
 }
 
 void Runner::report(benchmark::State& state, std::size_t index) {

@@ -24,6 +24,7 @@
 
 #include "base/json.hpp"
 #include "harness/harness.hpp"
+#include "harness/progress.hpp"
 #include "harness/visits.hpp"
 
 namespace xfer {
@@ -47,7 +48,7 @@ struct Slot {
 };
 std::vector<Slot> schedule(std::size_t rows, const Plan& plan);
 
-class Runner {
+class Runner : public RunProgress {
  public:
   // `selected`: indices into registry.rows(), in the order rows are reported. `floor_pct`: per
   // selected row, the floor its figure carries.
@@ -56,23 +57,16 @@ class Runner {
 
   // Registers the selected rows with Google Benchmark.
   void register_rows();
-  // Why the run stopped before its last visit ("" if it did not): a rank's process could not
-  // go on (error.hpp: note_fatal), agreed after the visit in which it happened. The next call
-  // of a row then throws FatalError on every rank instead of running.
-  const std::string& stop_reason() const { return stop_reason_; }
-  // The run stopped because a rank was asked to (SIGINT, SIGTERM: error.hpp, stop_request).
-  bool interrupted() const { return interrupted_; }
-  // Every row and repetition with at least one visit so far, its figure from those visits, in
-  // the order rows are reported; `not_measured` gets the names of the rest.
-  std::vector<KeptFigure> kept(std::vector<std::string>* not_measured) const;
-  // The round of the last visit made (0-based; -1 before the first), of `rounds()`.
-  int round_reached() const { return next_ == 0 ? -1 : schedule_[next_ - 1].round; }
-  int rounds() const { return plan_.visits; }
-  // Called on every rank after each visit, with true when it ended a round: rank 0 keeps the
-  // result file current with it (reporter.hpp, keep_current).
-  void on_visit(std::function<void(bool)> call) { on_visit_ = std::move(call); }
-  // context.xferbench.visits: every visit so far, by row name.
-  json::Value visits_json() const;
+  // Why the run stopped before its last visit (none if it did not): a rank's process could
+  // not go on (stop.hpp: note_fatal) or was asked to stop (a signal), agreed after the visit in
+  // which it happened. The next call of a row then reports nothing.
+  const RunStop& stop() const override { return stop_; }
+  std::vector<KeptFigure> kept(std::vector<std::string>* not_measured) const override;
+  int round_reached() const override { return next_ == 0 ? -1 : schedule_[next_ - 1].round; }
+  int rounds() const override { return plan_.visits; }
+  json::Value visits_json() const override;
+  // Told after every visit (the reporter: keep_current); may be null.
+  void observe(VisitObserver* observer) { observer_ = observer; }
 
  private:
   void report(benchmark::State& state, std::size_t index);
@@ -100,9 +94,8 @@ class Runner {
   std::string last_row_;
   std::set<std::string> warmed_;        // families with a row measured in this process (any size)
   std::set<std::string> warmed_large_;  // ... with a row above kLargeRowBytes measured
-  std::string stop_reason_;
-  bool interrupted_ = false;
-  std::function<void(bool)> on_visit_;
+  RunStop stop_;
+  VisitObserver* observer_ = nullptr;
 };
 
 }  // namespace xfer
