@@ -17,7 +17,7 @@ constexpr int kTag = 50;
 
 // The same exchange as mpi_host (support/exchange.hpp), on device buffers.
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device) {
-  MpiExchange mpi(h.world, role_of(h.config.rank_pairs, h.world.rank()), row.bytes, kTag,
+  MpiExchange mpi(h.world, role_of(h.pairs, h.world.rank()), row.bytes, kTag,
                   h.config.ack_in_buffers);
   exchange_row<gpu::DeviceSlots>(visit, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
     return std::make_unique<gpu::DeviceSlots>(traffic, device, slots, row.bytes, row.seed);
@@ -43,7 +43,8 @@ void register_mpi_cuda_aware(Registry& registry) {
   }
   for (const Mode mode : all_modes()) {
     registry.add(
-        "mpi_cuda_aware", exchange_family("mpi_cuda_aware", mode, registry.config(), true),
+        "mpi_cuda_aware",
+        exchange_family("mpi_cuda_aware", mode, registry.config(), registry.pairs(), true),
         [mode, device = gpu.device](Visit& visit, const Harness& h, const Row& row) {
           exchange(visit, h, row, mode, device);
         },

@@ -14,7 +14,7 @@ namespace {
 constexpr int kTag = 10;
 
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode) {
-  MpiExchange mpi(h.world, role_of(h.config.rank_pairs, h.world.rank()), row.bytes, kTag,
+  MpiExchange mpi(h.world, role_of(h.pairs, h.world.rank()), row.bytes, kTag,
                   h.config.ack_in_buffers);
   exchange_row<HostSlots>(visit, h, row, mode, mpi, [&](const Traffic& traffic, int slots) {
     return std::make_unique<HostSlots>(traffic, slots, row.bytes, row.seed);
@@ -30,7 +30,7 @@ void register_mpi_host(Registry& registry) {
   }
   for (const Mode mode : all_modes()) {
     registry.add(
-        "mpi_host", exchange_family("mpi_host", mode, registry.config(), true),
+        "mpi_host", exchange_family("mpi_host", mode, registry.config(), registry.pairs(), true),
         [mode](Visit& visit, const Harness& h, const Row& row) { exchange(visit, h, row, mode); },
         BigWarmUp::FirstInProcess);
   }

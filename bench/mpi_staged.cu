@@ -37,7 +37,7 @@ constexpr Variant kVariants[] = {
 // made together; the staging is the exchange (support/exchange_row.hpp).
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device,
               const Variant& variant) {
-  const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
+  const PairRole role = role_of(h.pairs, h.world.rank());
   const int window = mode == Mode::PingPong
                          ? 1
                          : window_for(h.config.window, row.bytes, gpu::StagedSlots::kInFlight);
@@ -64,7 +64,7 @@ void register_mpi_staged(Registry& registry) {
     for (const Mode mode : all_modes()) {
       if (variant.staging == gpu::StagingMode::Sequential && mode != Mode::PingPong) continue;
       registry.add(
-          "mpi_staged", exchange_family(variant.family, mode, registry.config()),
+          "mpi_staged", exchange_family(variant.family, mode, registry.config(), registry.pairs()),
           [mode, device = gpu.device, &variant](Visit& visit, const Harness& h, const Row& row) {
             exchange(visit, h, row, mode, device, variant);
           });

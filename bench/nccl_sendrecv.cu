@@ -28,8 +28,8 @@ void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int dev
     return;
   std::unique_ptr<gpu::NcclExchange> nccl;
   if (!all_ok(visit, h, row, "NCCL stream", [&] {
-        nccl = std::make_unique<gpu::NcclExchange>(
-            *comm, role_of(h.config.rank_pairs, h.world.rank()), row.bytes);
+        nccl =
+            std::make_unique<gpu::NcclExchange>(*comm, role_of(h.pairs, h.world.rank()), row.bytes);
       }))
     return;
   exchange_row<gpu::DeviceSlots>(
@@ -59,7 +59,8 @@ void register_nccl_sendrecv(Registry& registry) {
   std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
   for (const Mode mode : all_modes()) {
     registry.add(
-        "nccl_sendrecv", exchange_family("nccl_sendrecv", mode, registry.config()),
+        "nccl_sendrecv",
+        exchange_family("nccl_sendrecv", mode, registry.config(), registry.pairs()),
         [mode, device = gpu.device, shared](Visit& visit, const Harness& h, const Row& row) {
           exchange(visit, h, row, mode, device, *shared);
         },

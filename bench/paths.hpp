@@ -16,11 +16,6 @@ void register_mpi_staged(Registry& registry);      // mpi_staged.cu
 void register_mpi_cuda_aware(Registry& registry);  // mpi_cuda_aware.cu
 void register_nccl_sendrecv(Registry& registry);   // nccl_sendrecv.cu
 
-struct Path {
-  const char* name;
-  void (*add)(Registry&);
-};
-
 inline const std::vector<Path>& all_paths() {
   static const std::vector<Path> paths = {{"memcpy_peer", register_memcpy_peer},
                                           {"host_staging", register_host_staging},

@@ -348,4 +348,19 @@ class Parser {
 
 Value parse(const std::string& text) { return Parser(text).document(); }
 
+const Value& member(const Value& object, const std::string& key) {
+  static const Value none;
+  const Value* v = object.is_object() ? object.find(key) : nullptr;
+  return v ? *v : none;
+}
+
+std::string text_of(const Value& object, const std::string& key) {
+  return member(object, key).text();
+}
+
+double number_of(const Value& object, const std::string& key, double otherwise) {
+  const Value& v = member(object, key);
+  return v.is_number() ? v.number() : otherwise;
+}
+
 }  // namespace xfer::json

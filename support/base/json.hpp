@@ -72,4 +72,11 @@ std::string quote(const std::string& text);
 // is refused.
 Value parse(const std::string& text);
 
+// Lookups on a value of any kind, for documents read from files: the member `key` of an
+// object, or a null value where `object` is not an object or has no such member; its text ("" for
+// anything but a string); its number (`otherwise` for anything but a number).
+const Value& member(const Value& object, const std::string& key);
+std::string text_of(const Value& object, const std::string& key);
+double number_of(const Value& object, const std::string& key, double otherwise = 0);
+
 }  // namespace xfer::json

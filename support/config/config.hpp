@@ -34,13 +34,13 @@ struct Config {
   std::vector<std::string> require;  // paths whose skip is a failure
   GpuPairs gpus;
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
-  int warmup = 5;                // untimed round trips / copies before a row's first timed loop
-  Precision precision;           // when a row has measured enough
-  bool max_time_given = false;   // --xfer_max_time was set (flag or environment)
-  std::string pairs = "0:1";     // --xfer_pairs as given; resolved against the world size into
-  RankPairs rank_pairs{{0, 1}};  // this, once MPI has started (resolve_pairs)
-  int window = 64;               // messages in flight in mode:stream and mode:bidir
-  bool ack_in_buffers = false;   // --xfer_ack=buffers: MPI stream acks travel in the buffers
+  int warmup = 5;               // untimed round trips / copies before a row's first timed loop
+  Precision precision;          // when a row has measured enough
+  bool max_time_given = false;  // --xfer_max_time was set (flag or environment)
+  std::string pairs = "0:1";    // --xfer_pairs as given; the run resolves it against the world size
+                                // (run/setup.hpp: agreed_rank_pairs)
+  int window = 64;              // messages in flight in mode:stream and mode:bidir
+  bool ack_in_buffers = false;  // --xfer_ack=buffers: MPI stream acks travel in the buffers
   std::vector<std::string> modes{"pingpong"};  // of the paths between ranks (--xfer_modes)
   bool modes_given = false;  // --xfer_modes was set: a filter cannot add modes (selection.hpp)
   int visits = 3;            // visits per row (--xfer_visits; runner.hpp)

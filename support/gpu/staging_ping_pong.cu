@@ -45,7 +45,7 @@ void record_ping_pong_pair(Registry& registry, int device) {
     const auto bar = text.rfind('|');
     return std::make_pair(text.substr(0, bar), std::stoi(text.substr(bar + 1)));
   };
-  const auto [first, second] = registry.config().rank_pairs.front();
+  const auto [first, second] = registry.pairs().front();
   const auto [host0, gpu0] = split(where[static_cast<std::size_t>(first)]);
   const auto [host1, gpu1] = split(where[static_cast<std::size_t>(second)]);
   if (host0 == host1 && gpu0 >= 0 && gpu1 >= 0 && gpu0 != gpu1)
@@ -73,8 +73,8 @@ RankGpu bind_ping_pong_gpu(Registry& registry, GpuUse use) {
   // (a CI job must not pass with its GPU paths quietly skipped).
   if (const std::string first = world.first_message(broken); !first.empty())
     throw FatalError(first + " (to run only the host paths, hide the GPUs: CUDA_VISIBLE_DEVICES=)");
-  const bool needs_gpu = use == GpuUse::EveryRankOwnGpu ||
-                         role_of(registry.config().rank_pairs, world.rank()).active();
+  const bool needs_gpu =
+      use == GpuUse::EveryRankOwnGpu || role_of(registry.pairs(), world.rank()).active();
   const std::string mine = needs_gpu && device < 0 ? (why.empty() ? "no GPU visible" : why) : "";
   if (const std::string reason = first_reason(world.all_gather(mine)); !reason.empty())
     return {device, reason};

@@ -48,7 +48,7 @@ json::Value base_rank_info(const World& world) {
   return info;
 }
 
-json::Value base_context(const Config& config, const World& world) {
+json::Value base_context(const Config& config, const World& world, std::uint64_t seed) {
   json::Value ctx = json::Value::object();
   ctx.set("harness_version", XFER_VERSION);
   ctx.set("git_revision", XFER_GIT_REVISION);
@@ -84,7 +84,7 @@ json::Value base_context(const Config& config, const World& world) {
   json::Value plan = json::Value::object();  // how rows were visited (runner.hpp)
   plan.set("visits", config.visits);
   plan.set("jobs", config.jobs);
-  plan.set("seed", config.seed);
+  plan.set("seed", seed);
   plan.set("repetitions", config.repetitions);
   plan.set("shuffle_last", config.interleave);
   ctx.set("plan", plan);
@@ -155,7 +155,7 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
                   " to " + format_size(sizes.back()) +
                   "; time = one-way per message; GB/s with GB = 1e9 bytes");
   std::string pairs;
-  for (const auto& [a, b] : registry.config().rank_pairs) {
+  for (const auto& [a, b] : registry.pairs()) {
     const bool inter =
         static_cast<std::size_t>(std::max(a, b)) < hosts.size() && hosts[a] != hosts[b];
     pairs += (pairs.empty() ? "" : ", ") + std::to_string(a) + ":" + std::to_string(b) +

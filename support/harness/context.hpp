@@ -10,7 +10,7 @@
 namespace xfer {
 
 // Harness, Google Benchmark and MPI identity, world size, sizes, environment whitelist.
-json::Value base_context(const Config& config, const World& world);
+json::Value base_context(const Config& config, const World& world, std::uint64_t seed);
 
 // This rank's entry in "ranks" before paths add to it: rank, host, local rank.
 json::Value base_rank_info(const World& world);

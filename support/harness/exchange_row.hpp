@@ -26,7 +26,7 @@ template <class Slots, class ExchangeOf>
 void exchange_row_via(
     Visit& visit, const Harness& h, const Row& row, Mode mode, const ExchangeOf& exchange_of,
     const std::function<std::unique_ptr<Slots>(const Traffic&, int slots)>& make) {
-  const PairRole role = role_of(h.config.rank_pairs, h.world.rank());
+  const PairRole role = role_of(h.pairs, h.world.rank());
   const std::size_t bytes = row.bytes;
   const std::uint64_t in_flight = Slots::kInFlight;  // most bytes a window keeps in flight
   const int window = window_for(h.config.window, bytes, in_flight);
@@ -69,7 +69,7 @@ void exchange_row_via(
                 [&] { b->validate(corrupt_here(h, row) && role.active() && !role.leader); }))
     return;
 
-  report_row(visit, row, m, batch, directions(mode), static_cast<int>(h.config.rank_pairs.size()));
+  report_row(visit, row, m, batch, directions(mode), static_cast<int>(h.pairs.size()));
 }
 
 // One exchange for every sample of this call of the row.

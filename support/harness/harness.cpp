@@ -19,8 +19,9 @@ void Visit::record(Measurement m, std::int64_t batch, int directions, int pairs)
   measured_ = true;
 }
 
-Registry::Registry(const Config& config, const World& world, json::Value& context)
-    : config_(config), world_(world), context_(context) {}
+Registry::Registry(const Config& config, const World& world, const RankPairs& pairs,
+                   json::Value& context)
+    : config_(config), world_(world), pairs_(pairs), context_(context) {}
 
 void Registry::skip(const std::string& path, const std::string& reason) {
   skips_.push_back({path, reason});

@@ -26,7 +26,8 @@ namespace xfer {
 struct Harness {
   const Config& config;
   const World& world;
-  Watchdog& watchdog;  // a rank that fails tells it (after_failure) before agreeing
+  Watchdog& watchdog;      // a rank that fails tells it (after_failure) before agreeing
+  const RankPairs& pairs;  // --xfer_pairs resolved against the world size
 };
 
 // Rows above this warm up with one message, and only where their path's BigWarmUp says
@@ -117,9 +118,10 @@ struct RowSpec {
 
 class Registry {
  public:
-  Registry(const Config& config, const World& world, json::Value& context);
+  Registry(const Config& config, const World& world, const RankPairs& pairs, json::Value& context);
 
   const Config& config() const { return config_; }
+  const RankPairs& pairs() const { return pairs_; }
   const World& world() const { return world_; }
   // Paths add what they learn about the machine (GPUs, NCCL, MPI's CUDA support) here.
   json::Value& context() { return context_; }
@@ -145,12 +147,19 @@ class Registry {
  private:
   const Config& config_;
   const World& world_;
+  const RankPairs& pairs_;
   json::Value& context_;
   json::Value rank_info_ = json::Value::object();
   std::vector<Skip> skips_;
   std::vector<RowSpec> rows_;
   std::size_t families_ = 0;
   std::shared_ptr<links::Book> links_ = std::make_shared<links::Book>();
+};
+
+// A transfer path (bench/): its name and how it registers its rows (or a skip) in a registry.
+struct Path {
+  const char* name;
+  void (*add)(Registry&);
 };
 
 // Runs `step` (setup, validation, ...) on this rank, then agrees with all ranks. If any rank

@@ -41,11 +41,7 @@ namespace {
 constexpr const char* kFormatFloors = "xferbench-floor/1";  // floors only
 constexpr const char* kFormatPlan = "xferbench-floor/2";    // and run_floors and plan
 
-const json::Value& member(const json::Value& object, const char* key) {
-  static const json::Value none;
-  const json::Value* v = object.is_object() ? object.find(key) : nullptr;
-  return v ? *v : none;
-}
+using json::member;
 
 // Equal as JSON: objects by their keys in any order (Python may sort them), the rest as written.
 bool same_value(const json::Value& a, const json::Value& b) {

@@ -27,15 +27,7 @@ json::Value read_document(const std::string& path) {
   }
 }
 
-double counter(const json::Value& row, const char* name, double otherwise = 0) {
-  const json::Value* v = row.find(name);
-  return v && v->is_number() ? v->number() : otherwise;
-}
-
-std::string text_of(const json::Value& row, const char* name) {
-  const json::Value* v = row.find(name);
-  return v ? v->text() : "";
-}
+using json::text_of;
 
 // The row's failure message, "" for a measured row (Google Benchmark 1.7 and 1.8 spellings).
 std::string error_of(const json::Value& row) {
@@ -54,29 +46,29 @@ Merge::JobFigure job_figure(const json::Value& row, std::uint64_t bytes) {
   f.error = error_of(row);
   if (!f.error.empty()) return f;
   const double us = 1e-6;
-  f.one_way_s = counter(row, "latency_us") * us;
-  f.messages = static_cast<std::int64_t>(counter(row, "iterations"));
-  f.batch = static_cast<std::int64_t>(counter(row, "batch", 1));
-  f.pairs = static_cast<int>(counter(row, "pairs", 1));
-  f.visits = static_cast<int>(counter(row, "visits", 1));
-  f.time_limited = counter(row, "time_limited") > 0;
-  f.ci95_pct = counter(row, "ci95_pct", 100);
-  f.floor_pct = counter(row, "floor_pct");
-  f.samples = static_cast<std::size_t>(counter(row, "samples"));
-  f.median_s = counter(row, "median_us") * us;
-  f.min_s = counter(row, "min_us") * us;
-  f.max_s = counter(row, "max_us") * us;
-  f.p90_s = counter(row, "p90_us") * us;
-  f.p99_s = counter(row, "p99_us") * us;
-  f.link_gbps = counter(row, "link_gbps");
+  f.one_way_s = json::number_of(row, "latency_us") * us;
+  f.messages = static_cast<std::int64_t>(json::number_of(row, "iterations"));
+  f.batch = static_cast<std::int64_t>(json::number_of(row, "batch", 1));
+  f.pairs = static_cast<int>(json::number_of(row, "pairs", 1));
+  f.visits = static_cast<int>(json::number_of(row, "visits", 1));
+  f.time_limited = json::number_of(row, "time_limited") > 0;
+  f.ci95_pct = json::number_of(row, "ci95_pct", 100);
+  f.floor_pct = json::number_of(row, "floor_pct");
+  f.samples = static_cast<std::size_t>(json::number_of(row, "samples"));
+  f.median_s = json::number_of(row, "median_us") * us;
+  f.min_s = json::number_of(row, "min_us") * us;
+  f.max_s = json::number_of(row, "max_us") * us;
+  f.p90_s = json::number_of(row, "p90_us") * us;
+  f.p99_s = json::number_of(row, "p99_us") * us;
+  f.link_gbps = json::number_of(row, "link_gbps");
   f.fastest_s = f.one_way_s;
-  if (const double best = counter(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
-    f.fastest_s = f.one_way_s * counter(row, "pair_gbps_min", best) / best;
+  if (const double best = json::number_of(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
+    f.fastest_s = f.one_way_s * json::number_of(row, "pair_gbps_min", best) / best;
   if (!(f.one_way_s > 0) || f.messages <= 0) f.error = "the result file holds no time for it";
   // The directions the job's GB/s counted, as its file states them (the bytes its GB/s moved in
   // one message's time, over the row's bytes and pairs): 2 for every row that moves both ways
   // at once, whatever its name says (mode:bidir, memcpy_peer's dir:bi).
-  const double moved = counter(row, "GB/s") * 1e9 * f.one_way_s;
+  const double moved = json::number_of(row, "GB/s") * 1e9 * f.one_way_s;
   if (bytes > 0 && moved > 0)
     f.directions = std::max(1, static_cast<int>(std::lround(moved / bytes / f.pairs)));
   return f;
@@ -165,7 +157,7 @@ Merge::Merge(const std::vector<std::string>& files) {
       const auto at = name.find("/bytes:");
       if (at == std::string::npos)
         throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
-      const auto repetition = static_cast<std::size_t>(counter(row, "repetition_index"));
+      const auto repetition = static_cast<std::size_t>(json::number_of(row, "repetition_index"));
       Row& r = rows_[name];
       if (r.by_repetition.empty() && r.family.empty()) {
         order_.push_back(name);
@@ -181,7 +173,7 @@ Merge::Merge(const std::vector<std::string>& files) {
     if (job == 0) {
       first_make_up = make_up(*x);
       context_ = *x;
-      num_cpus_ = static_cast<int>(counter(*context, "num_cpus"));
+      num_cpus_ = static_cast<int>(json::number_of(*context, "num_cpus"));
     } else if (make_up(*x) != first_make_up) {
       throw UsageError("--xfer_merge: " + path +
                        ": not made by the same build on the same machine "

@@ -28,16 +28,15 @@ const char* mode_name(Mode mode) {
 
 int directions(Mode mode) { return mode == Mode::Bidir ? 2 : 1; }
 
-std::string with_pairs(const std::string& family, const Config& config) {
-  const std::size_t pairs = config.rank_pairs.size();
-  return pairs > 1 ? family + "/pairs:" + std::to_string(pairs) : family;
+std::string with_pairs(const std::string& family, const RankPairs& pairs) {
+  return pairs.size() > 1 ? family + "/pairs:" + std::to_string(pairs.size()) : family;
 }
 
 std::string exchange_family(const std::string& path, Mode mode, const Config& config,
-                            bool mpi_acks) {
+                            const RankPairs& pairs, bool mpi_acks) {
   const bool ack_in_buffers = mpi_acks && mode == Mode::Stream && config.ack_in_buffers;
   return with_pairs(path + "/mode:" + mode_name(mode) + (ack_in_buffers ? "/ack:buffers" : ""),
-                    config);
+                    pairs);
 }
 
 namespace {

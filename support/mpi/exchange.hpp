@@ -34,11 +34,11 @@ const char* mode_name(Mode mode);  // "pingpong", "stream", "bidir"
 int directions(Mode mode);         // 2 for bidir
 
 // `family` with "/pairs:N" appended when several pairs run at once.
-std::string with_pairs(const std::string& family, const Config& config);
+std::string with_pairs(const std::string& family, const RankPairs& pairs);
 // "mpi_host/mode:stream", with "/pairs:N" when several pairs run at once. `mpi_acks`: the path
 // streams through MpiExchange, whose stream rows end in "/ack:buffers" under --xfer_ack=buffers.
 std::string exchange_family(const std::string& path, Mode mode, const Config& config,
-                            bool mpi_acks = false);
+                            const RankPairs& pairs, bool mpi_acks = false);
 
 // The most bytes a window keeps in flight: 4 GiB, so a window stays --xfer_window messages
 // deep up to 64 MiB messages, as osu_bw's. Depth matters on host memory too: capped at 64 MiB,

@@ -84,7 +84,7 @@ class CompactDisplay : public benchmark::BenchmarkReporter {
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
 };
 
-double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
+double run_counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
   const auto it = run.counters.find(name);
   return it == run.counters.end() ? 0.0 : it->second.value;
 }
@@ -217,8 +217,8 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
     paths_reported_.insert(name.substr(0, name.find('/')));
     if (run_failed(run)) failed_.push_back(name + ": " + run_message(run));
     if (run.run_type == Run::RT_Iteration)
-      summary_.add({name, run_failed(run), counter(run, "time_limited") > 0, counter(run, "GB/s"),
-                    counter(run, "latency_us")});
+      summary_.add({name, run_failed(run), run_counter(run, "time_limited") > 0,
+                    run_counter(run, "GB/s"), run_counter(run, "latency_us")});
   }
   if (!root_) return;
   const std::vector<Run> finite = without_non_finite_counters(runs);

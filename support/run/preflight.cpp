@@ -15,11 +15,11 @@ namespace {
 // Every rank resolves the same text against the same world size: the same answer, or the same
 // error on every rank. One rank and the default pair: no pair at all (the paths between ranks
 // skip, saying why).
-std::string resolve_rank_pairs(Config& config, const World& world) {
+std::string resolve_rank_pairs(const Config& config, const World& world, RankPairs& pairs) {
   try {
-    config.rank_pairs = world.size() < 2 && config.pairs == "0:1"
-                            ? RankPairs{}
-                            : resolve_pairs(config.pairs, world.size(), "--xfer_pairs");
+    pairs = world.size() < 2 && config.pairs == "0:1"
+                ? RankPairs{}
+                : resolve_pairs(config.pairs, world.size(), "--xfer_pairs");
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -65,13 +65,14 @@ std::string output_writable(const Config& config, const World& world) {
 
 }  // namespace
 
-std::string preflight(const CommandLine& cl, Config& config, const World& world,
-                      std::uint64_t test_memory) {
+Preflight preflight(const CommandLine& cl, const World& world, std::uint64_t test_memory) {
   // Every rank reaches the same refusal, so every rank runs the same collectives up to it.
-  if (auto refusal = resolve_rank_pairs(config, world); !refusal.empty()) return refusal;
-  if (auto refusal = same_settings(cl, world); !refusal.empty()) return refusal;
-  if (auto refusal = enough_memory(config, world, test_memory); !refusal.empty()) return refusal;
-  return output_writable(config, world);
+  Preflight out;
+  out.refusal = resolve_rank_pairs(cl.config, world, out.pairs);
+  if (out.refusal.empty()) out.refusal = same_settings(cl, world);
+  if (out.refusal.empty()) out.refusal = enough_memory(cl.config, world, test_memory);
+  if (out.refusal.empty()) out.refusal = output_writable(cl.config, world);
+  return out;
 }
 
 std::string preflight_output(const Config& config, const World& world) {

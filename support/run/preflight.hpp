@@ -12,10 +12,14 @@
 
 namespace xfer {
 
-// Resolves config.rank_pairs. Returns "" or the first refusal, the same on every rank.
+// What the checks leave: "" or the first refusal, the same on every rank; and --xfer_pairs
+// resolved against the world size.
+struct Preflight {
+  std::string refusal;
+  RankPairs pairs;
+};
 // `test_memory`: this rank's node memory as a test pretends it (0: the real one).
-std::string preflight(const CommandLine& cl, Config& config, const World& world,
-                      std::uint64_t test_memory);
+Preflight preflight(const CommandLine& cl, const World& world, std::uint64_t test_memory);
 
 // Only the last check: "" or why --benchmark_out cannot be written (for --xfer_merge).
 std::string preflight_output(const Config& config, const World& world);
