@@ -158,8 +158,7 @@ class PeerCopy {
 };
 
 // `may_hold` is the family's: once queueing blocked behind a hold, the family times unheld.
-void peer_row(Visit& visit, const Harness& h, const Row& row, const PeerFamily& f,
-              bool& may_hold) {
+void peer_row(Visit& visit, const Harness& h, const Row& row, const PeerFamily& f, bool& may_hold) {
   const std::string where = "GPU " + std::to_string(f.src) + " -> GPU " + std::to_string(f.dst);
   // Bandwidth: a batch of copies per clock reading, held until queued (a->b: 1 queued
   // operation per copy; dir:bi: 2, plus the fork and join events around the batch).

@@ -41,6 +41,9 @@ void register_mpi_cuda_aware(Registry& registry) {
     registry.skip("mpi_cuda_aware", cuda_aware.skip_reason);
     return;
   }
+  // GPU memory handed to MPI: GPU to GPU where Open MPI's CUDA IPC may copy it (routes.hpp).
+  const auto crossing =
+      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs().size());
   for (const Mode mode : all_modes()) {
     registry.add(
         "mpi_cuda_aware",
@@ -48,7 +51,7 @@ void register_mpi_cuda_aware(Registry& registry) {
         [mode, device = gpu.device](Visit& visit, const Harness& h, const Row& row) {
           exchange(visit, h, row, mode, device);
         },
-        BigWarmUp::EveryVisit);
+        BigWarmUp::EveryVisit, crossing);
   }
 }
 

@@ -28,11 +28,14 @@ void register_mpi_host(Registry& registry) {
     registry.skip("mpi_host", "needs 2 ranks (world size is 1); launch with mpirun -np 2");
     return;
   }
+  // Host memory between ranks: between nodes the bytes cross the network port.
+  const auto crossing = links::Crossing::between_ranks(links::Crossing::Kind::RankHostMemory,
+                                                       registry.pairs().size());
   for (const Mode mode : all_modes()) {
     registry.add(
         "mpi_host", exchange_family("mpi_host", mode, registry.config(), registry.pairs(), true),
         [mode](Visit& visit, const Harness& h, const Row& row) { exchange(visit, h, row, mode); },
-        BigWarmUp::FirstInProcess);
+        BigWarmUp::FirstInProcess, crossing);
   }
 }
 

@@ -61,13 +61,18 @@ void register_mpi_staged(Registry& registry) {
   }
   gpu::announce_rank_gpus(registry, gpu.device);
   for (const Variant& variant : kVariants) {
+    // Down this rank's PCIe link, across to the peer, up its link: in turn or pipelined.
+    auto crossing = links::Crossing::between_ranks(links::Crossing::Kind::RankHostStaged,
+                                                   registry.pairs().size());
+    crossing.at_once = variant.staging == gpu::StagingMode::Pipelined;
     for (const Mode mode : all_modes()) {
       if (variant.staging == gpu::StagingMode::Sequential && mode != Mode::PingPong) continue;
       registry.add(
           "mpi_staged", exchange_family(variant.family, mode, registry.config(), registry.pairs()),
           [mode, device = gpu.device, &variant](Visit& visit, const Harness& h, const Row& row) {
             exchange(visit, h, row, mode, device, variant);
-          });
+          },
+          BigWarmUp::NewFamily, crossing);
     }
   }
 }

@@ -57,6 +57,10 @@ void register_nccl_sendrecv(Registry& registry) {
   // Point-to-point needs no NVLink multicast; keep NCCL from setting it up unless asked to.
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
+  // GPU memory handed to NCCL: GPU to GPU where its P2P transport may copy it (routes.hpp).
+  auto crossing =
+      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs().size());
+  crossing.nccl = true;
   for (const Mode mode : all_modes()) {
     registry.add(
         "nccl_sendrecv",
@@ -64,7 +68,7 @@ void register_nccl_sendrecv(Registry& registry) {
         [mode, device = gpu.device, shared](Visit& visit, const Harness& h, const Row& row) {
           exchange(visit, h, row, mode, device, *shared);
         },
-        BigWarmUp::EveryVisit);
+        BigWarmUp::EveryVisit, crossing);
   }
 }
 

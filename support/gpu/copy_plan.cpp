@@ -54,6 +54,24 @@ std::string StagingFamily::name() const {
          (latency ? "/timing:latency/" : "/") + pair_part(src, dst);
 }
 
+links::Crossing PeerFamily::crossing() const {
+  links::Crossing c;
+  c.kind = links::Crossing::Kind::GpuCopy;
+  c.src_gpu = src;
+  c.dst_gpu = dst;
+  c.peer_access = p2p;
+  return c;
+}
+
+links::Crossing StagingFamily::crossing() const {
+  links::Crossing c;
+  c.kind = links::Crossing::Kind::HostStagedCopy;
+  c.src_gpu = src;
+  c.dst_gpu = dst;
+  c.at_once = pipelined;
+  return c;
+}
+
 namespace {
 
 std::string visible_text(int devices) {

@@ -35,6 +35,7 @@ struct PeerFamily {
   bool latency = false;  // timing:latency (host clock, one copy) instead of bandwidth
   // "memcpy_peer/p2p:on/dir:uni/pair:0to1", ".../dir:uni/timing:latency/pair:0to1"
   std::string name() const;
+  links::Crossing crossing() const;  // GPU to GPU with peer access, else through the driver
 };
 
 struct StagingFamily {
@@ -45,6 +46,7 @@ struct StagingFamily {
   bool latency = false;
   // "host_staging/host:pinned/mode:pipelined/pair:0to1"
   std::string name() const;
+  links::Crossing crossing() const;  // down src's PCIe link and up dst's, in turn or at once
 };
 
 template <class Family>

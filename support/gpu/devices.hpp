@@ -102,7 +102,7 @@ void register_copy_families(Registry& registry, const std::string& path, PlanFn 
         [family, may_hold, row_fn](Visit& visit, const Harness& h, const Row& row) {
           row_fn(visit, h, row, family, *may_hold);
         },
-        big_warm_up);
+        big_warm_up, family.crossing());
   }
 }
 

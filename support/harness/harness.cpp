@@ -28,12 +28,12 @@ void Registry::skip(const std::string& path, const std::string& reason) {
 }
 
 void Registry::add(const std::string& path, const std::string& family, BenchFn fn,
-                   BigWarmUp big_warm_up) {
+                   BigWarmUp big_warm_up, links::Crossing crossing) {
   ++families_;
   for (const std::uint64_t bytes : config_.sizes) {
     const std::uint64_t seed = pattern_seed(bytes, rows_.size() + 1);
-    rows_.push_back(
-        {family + "/bytes:" + std::to_string(bytes), family, path, bytes, seed, fn, big_warm_up});
+    rows_.push_back({family + "/bytes:" + std::to_string(bytes), family, path, bytes, seed, fn,
+                     big_warm_up, crossing});
   }
 }
 

@@ -114,6 +114,7 @@ struct RowSpec {
   std::uint64_t seed;  // the row's; each visit's is derived from it
   BenchFn fn;
   BigWarmUp big_warm_up = BigWarmUp::NewFamily;
+  links::Crossing crossing;  // what the family's bytes cross, as its path declared
 };
 
 class Registry {
@@ -131,10 +132,11 @@ class Registry {
 
   // This path cannot run here; `reason` is what the user reads ("needs 2 ranks").
   void skip(const std::string& path, const std::string& reason);
-  // Adds `family` (a path, optionally with "/key:value" variant parts) at every size. Which of
-  // these rows run is for the selection (support/selection.hpp) to say.
+  // Adds `family` (a path, optionally with "/key:value" variant parts) at every size, with what
+  // its bytes cross (links.hpp: Crossing). Which of these rows run is for the selection
+  // (support/selection.hpp) to say.
   void add(const std::string& path, const std::string& family, BenchFn fn,
-           BigWarmUp big_warm_up = BigWarmUp::NewFamily);
+           BigWarmUp big_warm_up = BigWarmUp::NewFamily, links::Crossing crossing = {});
 
   // The links rows cross (links.hpp): the GPU paths set answers and routes on rank 0; the
   // runner reads the links while rows run and reports each row's share of its route.

@@ -164,6 +164,35 @@ struct Route {
   Join join = Join::Serial;
 };
 
+// What a family's bytes cross, as its path declares when it registers (Registry::add): the
+// route (routes.hpp) follows from it and what the run learnt of the GPUs and ranks, never from
+// the family's name.
+struct Crossing {
+  enum class Kind {
+    None,            // nothing modelled
+    GpuCopy,         // this process copies GPU src -> GPU dst (memcpy_peer)
+    HostStagedCopy,  // this process copies GPU src -> host -> GPU dst (host_staging)
+    RankHostMemory,  // a pair of ranks exchanges host memory (mpi_host)
+    RankHostStaged,  // a pair of ranks stages GPU data through host memory (mpi_staged)
+    RankGpuMemory,   // a pair of ranks hands GPU memory to a library (mpi_cuda_aware, nccl)
+  };
+  Kind kind = Kind::None;
+  int src_gpu = -1;  // GpuCopy, HostStagedCopy: visible devices of this process
+  int dst_gpu = -1;
+  bool peer_access = false;  // GpuCopy: GPU to GPU (p2p:on), else through the driver's staging
+  bool at_once = false;      // staging: down and up overlap (pipelined), else in turn
+  bool nccl = false;         // RankGpuMemory: NCCL's transports, else MPI's
+  int rank_pairs = 1;        // the rank kinds: pairs at once (several: no route yet)
+
+  // Between the ranks of `pairs` pairs at once.
+  static Crossing between_ranks(Kind kind, std::size_t pairs) {
+    Crossing c;
+    c.kind = kind;
+    c.rank_pairs = static_cast<int>(pairs);
+    return c;
+  }
+};
+
 // A GPU pair whose topology has a direct NVLink link while CUDA says peer access is off.
 struct PeerOff {
   int src = 0, dst = 0;

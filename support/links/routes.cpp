@@ -1,63 +1,44 @@
 #include "links/routes.hpp"
 
 #include <cstdlib>
-#include <sstream>
 
 namespace xfer::links {
 namespace {
 
-// "host_staging/host:pinned/mode:pipelined/pair:0to1": the value of `key`, "" if absent.
-std::string part(const std::string& family, const std::string& key) {
-  std::stringstream in(family);
-  for (std::string item; std::getline(in, item, '/');) {
-    if (item.rfind(key + ":", 0) == 0) return item.substr(key.size() + 1);
-  }
-  return "";
-}
-
-const json::Value* member(const json::Value* object, const char* key) {
-  return object && object->is_object() ? object->find(key) : nullptr;
-}
-
-std::string text_of(const json::Value* object, const char* key) {
-  const json::Value* v = member(object, key);
-  return v ? v->text() : "";
-}
+using json::member;
+using json::text_of;
 
 // The PCI bus id of visible device `index` (context.cuda.devices), "" if unknown.
 std::string device_bus(const json::Value& context, int index) {
-  const json::Value* devices = member(member(&context, "cuda"), "devices");
-  if (!devices || !devices->is_array()) return "";
-  for (const auto& d : devices->items()) {
-    const json::Value* i = member(&d, "index");
-    if (i && i->is_number() && static_cast<int>(i->number()) == index)
-      return text_of(&d, "pci_bus_id");
+  const json::Value& devices = member(member(context, "cuda"), "devices");
+  for (const auto& d : devices.is_array() ? devices.items() : std::vector<json::Value>{}) {
+    const json::Value& i = member(d, "index");
+    if (i.is_number() && static_cast<int>(i.number()) == index) return text_of(d, "pci_bus_id");
   }
   return "";
 }
 
 // The index of the visible device on bus `bus` (context.cuda.devices), -1 if unknown.
 int device_index(const json::Value& context, const std::string& bus) {
-  const json::Value* devices = member(member(&context, "cuda"), "devices");
-  if (!devices || !devices->is_array()) return -1;
-  for (const auto& d : devices->items()) {
-    const json::Value* i = member(&d, "index");
-    if (i && i->is_number() && normal_bus_id(text_of(&d, "pci_bus_id")) == normal_bus_id(bus))
-      return static_cast<int>(i->number());
+  const json::Value& devices = member(member(context, "cuda"), "devices");
+  for (const auto& d : devices.is_array() ? devices.items() : std::vector<json::Value>{}) {
+    const json::Value& i = member(d, "index");
+    if (i.is_number() && normal_bus_id(text_of(d, "pci_bus_id")) == normal_bus_id(bus))
+      return static_cast<int>(i.number());
   }
   return -1;
 }
 
 // context.cuda.pairs: whether CUDA gives src peer access to dst; -1 if not recorded.
 int peer_state(const json::Value& context, int src, int dst) {
-  const json::Value* pairs = member(member(&context, "cuda"), "pairs");
-  if (!pairs || !pairs->is_array()) return -1;
-  for (const auto& p : pairs->items()) {
-    const json::Value* s = member(&p, "src");
-    const json::Value* d = member(&p, "dst");
-    const json::Value* yes = member(&p, "p2p");
-    if (s && d && static_cast<int>(s->number()) == src && static_cast<int>(d->number()) == dst)
-      return yes && yes->is_true() ? 1 : 0;
+  const json::Value& pairs = member(member(context, "cuda"), "pairs");
+  if (!pairs.is_array()) return -1;
+  for (const auto& p : pairs.items()) {
+    const json::Value& s = member(p, "src");
+    const json::Value& d = member(p, "dst");
+    if (s.is_number() && d.is_number() && static_cast<int>(s.number()) == src &&
+        static_cast<int>(d.number()) == dst)
+      return member(p, "p2p").is_true() ? 1 : 0;
   }
   return -1;
 }
@@ -77,21 +58,17 @@ Route gpu_to_gpu(Book& book, const std::string& a, const std::string& b) {
   return both_pcie(book, a, b, Route::Join::Overlapped);
 }
 
-Route one_process_route(Book& book, const json::Value& context, const std::string& family,
-                        const std::string& path) {
-  const std::string pair = part(family, "pair");
-  const auto to = pair.find("to");
-  if (to == std::string::npos) return {};
-  const int src = std::atoi(pair.substr(0, to).c_str());
-  const int dst = std::atoi(pair.substr(to + 2).c_str());
-  const std::string a = device_bus(context, src);
-  const std::string b = device_bus(context, dst);
+Route::Join join_of(const Crossing& crossing) {
+  return crossing.at_once ? Route::Join::Overlapped : Route::Join::Serial;
+}
+
+Route one_process_route(Book& book, const json::Value& context, const Crossing& crossing) {
+  const std::string a = device_bus(context, crossing.src_gpu);
+  const std::string b = device_bus(context, crossing.dst_gpu);
   if (a.empty() || b.empty()) return {};
-  if (path == "host_staging")
-    return both_pcie(
-        book, a, b,
-        part(family, "mode") == "pipelined" ? Route::Join::Overlapped : Route::Join::Serial);
-  if (part(family, "p2p") == "on") return gpu_to_gpu(book, a, b);
+  if (crossing.kind == Crossing::Kind::HostStagedCopy)
+    return both_pcie(book, a, b, join_of(crossing));
+  if (crossing.peer_access) return gpu_to_gpu(book, a, b);
   return both_pcie(book, a, b, Route::Join::Overlapped);
 }
 
@@ -100,32 +77,30 @@ struct RankEnd {
 };
 
 RankEnd rank_end(const json::Value& context, int rank) {
-  const json::Value* ranks = member(&context, "ranks");
-  if (!ranks || !ranks->is_array()) return {};
-  for (const auto& r : ranks->items()) {
-    const json::Value* n = member(&r, "rank");
-    if (n && static_cast<int>(n->number()) == rank)
-      return {text_of(&r, "host"), text_of(&r, "pci_bus_id")};
+  const json::Value& ranks = member(context, "ranks");
+  for (const auto& r : ranks.is_array() ? ranks.items() : std::vector<json::Value>{}) {
+    const json::Value& n = member(r, "rank");
+    if (n.is_number() && static_cast<int>(n.number()) == rank)
+      return {text_of(r, "host"), text_of(r, "pci_bus_id")};
   }
   return {};
 }
 
-Route rank_pair_route(Book& book, const json::Value& context, const std::string& family,
-                      const std::string& path, const Transports& transports) {
-  const json::Value* pairs = member(&context, "pairs");
-  if (!part(family, "pairs").empty() || !pairs || !pairs->is_array() || pairs->items().size() != 1)
-    return {};
-  const json::Value* ranks = member(&pairs->items()[0], "ranks");
-  if (!ranks || ranks->items().size() != 2) return {};
-  const RankEnd a = rank_end(context, static_cast<int>(ranks->items()[0].number()));
-  const RankEnd b = rank_end(context, static_cast<int>(ranks->items()[1].number()));
+Route rank_pair_route(Book& book, const json::Value& context, const Crossing& crossing,
+                      const Transports& transports) {
+  const json::Value& pairs = member(context, "pairs");
+  if (crossing.rank_pairs != 1 || !pairs.is_array() || pairs.items().size() != 1) return {};
+  const json::Value& ranks = member(pairs.items()[0], "ranks");
+  if (!ranks.is_array() || ranks.items().size() != 2) return {};
+  const RankEnd a = rank_end(context, static_cast<int>(ranks.items()[0].number()));
+  const RankEnd b = rank_end(context, static_cast<int>(ranks.items()[1].number()));
   if (a.host.empty() || b.host.empty()) return {};
   const bool inter = a.host != b.host;
-  if (path == "mpi_host") return inter ? Route{{book.network()}} : Route{};
+  if (crossing.kind == Crossing::Kind::RankHostMemory)
+    return inter ? Route{{book.network()}} : Route{};
   if (a.bus.empty() || b.bus.empty()) return {};
-  if (path == "mpi_staged") {
-    const auto join =
-        part(family, "staging") == "pipelined" ? Route::Join::Overlapped : Route::Join::Serial;
+  if (crossing.kind == Crossing::Kind::RankHostStaged) {
+    const auto join = join_of(crossing);
     return inter ? Route{{book.pcie(a.bus), book.network()}, join}
                  : both_pcie(book, a.bus, b.bus, join);
   }
@@ -135,7 +110,7 @@ Route rank_pair_route(Book& book, const json::Value& context, const std::string&
   // P2P transport) where CUDA gives peer access and the transport is not switched off; else it
   // stages through host memory (smcuda's shared-memory copies, NCCL's SHM transport), down
   // one PCIe link and up the other, pipelined: both at once.
-  const bool transport_on = path == "nccl_sendrecv" ? transports.nccl_p2p : transports.mpi_cuda_ipc;
+  const bool transport_on = crossing.nccl ? transports.nccl_p2p : transports.mpi_cuda_ipc;
   const int peer = peer_state(context, device_index(context, a.bus), device_index(context, b.bus));
   if (transport_on && peer != 0) return gpu_to_gpu(book, a.bus, b.bus);
   return both_pcie(book, a.bus, b.bus, Route::Join::Overlapped);
@@ -176,25 +151,31 @@ Transports transports_from(const std::function<const char*(const char*)>& env) {
 }
 
 void route_families(Book& book, const json::Value& context,
-                    const std::vector<std::string>& families, const Transports& transports) {
+                    const std::vector<FamilyCrossing>& families, const Transports& transports) {
   if (!book.has_answers()) return;
-  for (const auto& family : families) {
-    const std::string path = family.substr(0, family.find('/'));
+  for (const auto& [family, crossing] : families) {
     Route route;
-    if (path == "host_staging" || path == "memcpy_peer") {
-      route = one_process_route(book, context, family, path);
-    } else if (path == "mpi_host" || path == "mpi_staged" || path == "mpi_cuda_aware" ||
-               path == "nccl_sendrecv") {
-      route = rank_pair_route(book, context, family, path, transports);
+    switch (crossing.kind) {
+      case Crossing::Kind::GpuCopy:
+      case Crossing::Kind::HostStagedCopy:
+        route = one_process_route(book, context, crossing);
+        break;
+      case Crossing::Kind::RankHostMemory:
+      case Crossing::Kind::RankHostStaged:
+      case Crossing::Kind::RankGpuMemory:
+        route = rank_pair_route(book, context, crossing, transports);
+        break;
+      case Crossing::Kind::None:
+        break;
     }
     book.set_route(family, route);
   }
   // Peer access off although NVML counts NVLink links between the GPUs.
-  const json::Value* pairs = member(member(&context, "cuda"), "pairs");
-  if (!pairs || !pairs->is_array()) return;
-  for (const auto& p : pairs->items()) {
-    const int src = static_cast<int>(member(&p, "src") ? member(&p, "src")->number() : -1);
-    const int dst = static_cast<int>(member(&p, "dst") ? member(&p, "dst")->number() : -1);
+  const json::Value& pairs = member(member(context, "cuda"), "pairs");
+  if (!pairs.is_array()) return;
+  for (const auto& p : pairs.items()) {
+    const int src = static_cast<int>(json::number_of(p, "src", -1));
+    const int dst = static_cast<int>(json::number_of(p, "dst", -1));
     const std::string a = device_bus(context, src);
     const std::string b = device_bus(context, dst);
     if (a.empty() || b.empty() || peer_access(context, src, dst)) continue;

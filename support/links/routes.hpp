@@ -1,5 +1,6 @@
-// Which links each family's bytes cross, from its name and what the run's context says of the
-// GPUs and ranks (docs/links.md). Plain C++ on rank 0's context, so it is testable without a GPU.
+// Which links each family's bytes cross, from what its path declared (links.hpp: Crossing) and
+// what the run's context says of the GPUs and ranks (docs/links.md). Plain C++ on rank 0's context,
+// so it is testable without a GPU.
 //   host_staging    down GPU a's PCIe link, up GPU b's: in turn (sequential) or at once (pipelined)
 //   memcpy_peer     p2p:on: the NVLink links between a and b, else both PCIe links at once;
 //                   p2p:off: both PCIe links at once (the driver stages through the host)
@@ -33,11 +34,17 @@ struct Transports {
 };
 Transports transports_from(const std::function<const char*(const char*)>& env);
 
+// A family and what its path declared its bytes cross.
+struct FamilyCrossing {
+  std::string family;
+  Crossing crossing;
+};
+
 // Sets the route of each family in `families` that crosses known links, and notes the GPU
 // pairs with peer access off despite an NVLink link. `context` is context.xferbench after
 // registration (cuda.devices, cuda.pairs, ranks, pairs).
 void route_families(Book& book, const json::Value& context,
-                    const std::vector<std::string>& families, const Transports& transports = {});
+                    const std::vector<FamilyCrossing>& families, const Transports& transports = {});
 
 // The answers of this machine: NVML (where this build has GPU code and the library loads) and
 // /sys; or, with `recorded_dir`, answers recorded there (--xfer_test_links).

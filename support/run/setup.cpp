@@ -146,9 +146,10 @@ std::optional<int> prepare_links(Registry& registry, const World& world) {
   }
   links::Book& book = registry.links();
   book.set_answers(std::move(answers));
-  std::vector<std::string> families;
+  std::vector<links::FamilyCrossing> families;
   for (const auto& row : registry.rows()) {
-    if (families.empty() || families.back() != row.family) families.push_back(row.family);
+    if (families.empty() || families.back().family != row.family)
+      families.push_back({row.family, row.crossing});
   }
   links::route_families(book, context, families, links::transports_from(std::getenv));
   return std::nullopt;

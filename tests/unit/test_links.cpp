@@ -67,6 +67,48 @@ json::Value h200x2_context(bool p2p) {
 }
 
 // A copy of the real two-H200 answers with `key=value` words of its NVLink lines replaced.
+// What each path declares when it registers these families (bench/: Registry::add), by name.
+std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
+  using Kind = Crossing::Kind;
+  const auto copy = [](int src, int dst, bool p2p) {
+    Crossing c;
+    c.kind = Kind::GpuCopy;
+    c.src_gpu = src;
+    c.dst_gpu = dst;
+    c.peer_access = p2p;
+    return c;
+  };
+  const auto staged = [](int src, int dst, bool at_once) {
+    Crossing c;
+    c.kind = Kind::HostStagedCopy;
+    c.src_gpu = src;
+    c.dst_gpu = dst;
+    c.at_once = at_once;
+    return c;
+  };
+  Crossing nccl = Crossing::between_ranks(Kind::RankGpuMemory, 1);
+  nccl.nccl = true;
+  Crossing staged_ranks = Crossing::between_ranks(Kind::RankHostStaged, 1);
+  staged_ranks.at_once = true;
+  const std::map<std::string, Crossing> table = {
+      {"host_staging/host:pinned/mode:pipelined/pair:0to0", staged(0, 0, true)},
+      {"host_staging/host:pinned/mode:sequential/pair:0to0", staged(0, 0, false)},
+      {"memcpy_peer/p2p:off/dir:uni/pair:0to1", copy(0, 1, false)},
+      {"memcpy_peer/p2p:on/dir:bi/pair:0to1", copy(0, 1, true)},
+      {"memcpy_peer/p2p:on/dir:bi/pair:1to0", copy(1, 0, true)},
+      {"memcpy_peer/p2p:on/dir:uni/pair:0to1", copy(0, 1, true)},
+      {"mpi_cuda_aware/mode:bidir", Crossing::between_ranks(Kind::RankGpuMemory, 1)},
+      {"mpi_cuda_aware/mode:pingpong", Crossing::between_ranks(Kind::RankGpuMemory, 1)},
+      {"mpi_host/mode:stream", Crossing::between_ranks(Kind::RankHostMemory, 1)},
+      {"mpi_host/mode:stream/pairs:2", Crossing::between_ranks(Kind::RankHostMemory, 2)},
+      {"mpi_staged/host:pinned/staging:pipelined/mode:stream", staged_ranks},
+      {"nccl_sendrecv/mode:stream", nccl},
+  };
+  std::vector<FamilyCrossing> out;
+  for (const auto& family : families) out.push_back({family, table.at(family)});
+  return out;
+}
+
 using Edits = std::vector<std::pair<std::string, std::string>>;
 std::string h200x2_edited(const std::string& name, const Edits& edits) {
   const std::string dir = testing::TempDir() + "links-" + name + "-" + std::to_string(::getpid());
@@ -121,7 +163,7 @@ TEST(Links, StagedCopyCrossesTheLinkTwiceInTurnOrAtOnce) {
   auto book = book_for("h200-vm");
   const std::string seq = "host_staging/host:pinned/mode:sequential/pair:0to0";
   const std::string pipe = "host_staging/host:pinned/mode:pipelined/pair:0to0";
-  route_families(*book, one_gpu_context(), {seq, pipe});
+  route_families(*book, one_gpu_context(), declared({seq, pipe}));
   EXPECT_NEAR(book->ceiling_gbps(seq), 31.5, 0.1);   // down, then up the same link
   EXPECT_NEAR(book->ceiling_gbps(pipe), 63.0, 0.1);  // both directions at once
   EXPECT_NEAR(book->row_ceiling_gbps(pipe, 2, 1), 126.0, 0.1);
@@ -135,7 +177,7 @@ TEST(Links, StagedCopyCrossesTheLinkTwiceInTurnOrAtOnce) {
 TEST(Links, BothRanksOnOneGpuCrossItsMemoryBothWaysTogether) {
   auto book = book_for("h200-vm");
   const std::string family = "mpi_cuda_aware/mode:bidir";
-  route_families(*book, one_gpu_context(2), {family, "mpi_host/mode:stream"});
+  route_families(*book, one_gpu_context(2), declared({family, "mpi_host/mode:stream"}));
   EXPECT_NEAR(book->ceiling_gbps(family), 2407.2,
               0.1);  // 6016 bits x 3201 MHz x 2 / 8, halved for a copy
   EXPECT_NEAR(book->row_ceiling_gbps(family, 2, 1), 2407.2, 0.1);  // memory is not full duplex
@@ -153,7 +195,7 @@ TEST(Links, RowAboveTheLineRateIsAnError) {
 TEST(Links, DowntrainedWhileRunningIsNamed) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:pipelined/pair:0to0";
-  route_families(*book, one_gpu_context(), {family});
+  route_families(*book, one_gpu_context(), declared({family}));
   // Read before any transfer ran: an idle GPU may read slow, so nothing is said yet, and the
   // ceiling is the link's maximum (a low one would refuse true figures).
   EXPECT_TRUE(book->downtrained().empty());
@@ -171,7 +213,7 @@ TEST(Links, DowntrainedWhileRunningIsNamed) {
 TEST(Links, TheRunningReaderReadsWhileItLives) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
-  route_families(*book, one_gpu_context(), {family});
+  route_families(*book, one_gpu_context(), declared({family}));
   ASSERT_TRUE(book->wants_running_read(family));
   { RunningReader reading(*book, family); }  // at least the reading as it ends
   EXPECT_EQ(book->downtrained(), std::vector<std::string>{"pcie:0000:00:06.0"});
@@ -182,7 +224,7 @@ TEST(Links, TheRunningReaderReadsWhileItLives) {
 TEST(Links, ALinkReadAtItsMaximumUnderLoadIsNotReadAgain) {
   auto book = book_for("h200-vm");
   const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
-  route_families(*book, one_gpu_context(), {family});
+  route_families(*book, one_gpu_context(), declared({family}));
   ASSERT_TRUE(book->wants_running_read(family));  // never read under load yet
   book->read_running(family);
   EXPECT_TRUE(book->downtrained().empty());
@@ -224,7 +266,7 @@ TEST(Links, RealTwoH200sNvlinkBehindNvswitch) {
   auto book = book_for("h200x2");
   const std::string uni = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
   const std::string bi = "memcpy_peer/p2p:on/dir:bi/pair:1to0";
-  route_families(*book, h200x2_context(true), {uni, bi});
+  route_families(*book, h200x2_context(true), declared({uni, bi}));
   EXPECT_EQ(book->route_text(uni), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_NEAR(book->ceiling_gbps(uni), 478.116, 1e-9);
   EXPECT_NEAR(book->row_ceiling_gbps(bi, 2, 1), 956.232, 1e-9);
@@ -249,7 +291,7 @@ TEST(Links, WithoutASpeedFieldTheRateComesFromTheVersion) {
       h200x2_edited("no-speed", {{"link_speed_mbps=26562", "link_speed_mbps=-1"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), {family});
+  route_families(*book, h200x2_context(true), declared({family}));
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 478.125);
   EXPECT_EQ(book->links()[0].rate_source, "NVLink 4.0 (NVML version code 6)");
   std::filesystem::remove_all(dir);
@@ -258,7 +300,7 @@ TEST(Links, WithoutASpeedFieldTheRateComesFromTheVersion) {
 TEST(Links, RealTwoH200sPeerAccessOffCrossesBothPcieLinks) {
   auto book = book_for("h200x2");
   const std::string off = "memcpy_peer/p2p:off/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(false), {off});
+  route_families(*book, h200x2_context(false), declared({off}));
   EXPECT_EQ(book->route_text(off), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
   EXPECT_NEAR(book->ceiling_gbps(off), 63.0, 0.1);  // 38 GB/s measured: 60%
   ASSERT_EQ(book->peer_off().size(), 2u);           // and the pairs are named
@@ -272,7 +314,7 @@ TEST(Links, RealTwoH200sMpiAndNcclRanksOnTwoGpusCrossNvlink) {
       "mpi_cuda_aware/mode:pingpong", "nccl_sendrecv/mode:stream",
       "mpi_staged/host:pinned/staging:pipelined/mode:stream"};
   auto book = book_for("h200x2");
-  route_families(*book, h200x2_context(true), families);
+  route_families(*book, h200x2_context(true), declared(families));
   EXPECT_EQ(book->route_text(families[0]), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_EQ(book->route_text(families[1]), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_NEAR(book->ceiling_gbps(families[1]), 478.116, 1e-9);
@@ -282,12 +324,12 @@ TEST(Links, RealTwoH200sMpiAndNcclRanksOnTwoGpusCrossNvlink) {
   Transports off;
   off.nccl_p2p = false;
   off.mpi_cuda_ipc = false;
-  route_families(*through_host, h200x2_context(true), families, off);
+  route_families(*through_host, h200x2_context(true), declared(families), off);
   EXPECT_EQ(through_host->route_text(families[0]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
   EXPECT_EQ(through_host->route_text(families[1]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
 
   auto no_peer = book_for("h200x2");  // CUDA gives no peer access: through the host
-  route_families(*no_peer, h200x2_context(false), {families[1]});
+  route_families(*no_peer, h200x2_context(false), declared({families[1]}));
   EXPECT_NEAR(no_peer->ceiling_gbps(families[1]), 63.0, 0.1);
 
   const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"}};
@@ -308,7 +350,7 @@ TEST(Links, AnNvlinkVersionItDoesNotKnowIsAnUnknownLink) {
       {{"version_code=6", "version_code=9"}, {"link_speed_mbps=26562", "link_speed_mbps=-1"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), {family, "nccl_sendrecv/mode:stream"});
+  route_families(*book, h200x2_context(true), declared({family, "nccl_sendrecv/mode:stream"}));
   EXPECT_EQ(book->route_text(family), "nvlink:0000:00:06.0>0000:00:07.0");  // not PCIe
   EXPECT_EQ(book->ceiling_gbps(family), 0);
   EXPECT_EQ(book->row_ceiling_gbps(family, 1, 1), 0);
@@ -334,7 +376,7 @@ TEST(Links, ASpeedFieldThatAnswersComesFirst) {
   const std::string dir = h200x2_edited("speed-field", {{"link_mbps=-1", "link_mbps=25000"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), {family});
+  route_families(*book, h200x2_context(true), declared({family}));
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 450.0);
   EXPECT_EQ(book->links()[0].rate_source, "NVML NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON");
   std::filesystem::remove_all(dir);
@@ -353,7 +395,7 @@ TEST(Links, ANvlinkPairWithLinksDownIsDegraded) {
   const std::string dir = h200x2_edited("degraded", {{"links=18", "links=12"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), {family});
+  route_families(*book, h200x2_context(true), declared({family}));
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 12 * 26.562);
   ASSERT_EQ(book->problems().size(), 1u);
   EXPECT_EQ(book->problems()[0],
@@ -363,13 +405,14 @@ TEST(Links, ANvlinkPairWithLinksDownIsDegraded) {
   std::filesystem::remove_all(dir);
 
   auto healthy = book_for("h200x2");  // all 18 of 18 active
-  route_families(*healthy, h200x2_context(true), {family});
+  route_families(*healthy, h200x2_context(true), declared({family}));
   EXPECT_TRUE(healthy->problems().empty());
 }
 
 TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
   auto book = book_for("nvlink-two-gpus-edited");
-  route_families(*book, two_gpu_context(false), {"memcpy_peer/p2p:off/dir:uni/pair:0to1"});
+  route_families(*book, two_gpu_context(false),
+                 declared({"memcpy_peer/p2p:off/dir:uni/pair:0to1"}));
   ASSERT_EQ(book->peer_off().size(), 2u);
   EXPECT_EQ(book->peer_off()[0].nvlink_count, 18);
   EXPECT_NE(book->lines().back().find("p2p_off_despite_link: GPU 1 -> GPU 0"), std::string::npos);
@@ -377,7 +420,7 @@ TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
 
   auto on = book_for("nvlink-two-gpus-edited");
   const std::string family = "memcpy_peer/p2p:on/dir:bi/pair:0to1";
-  route_families(*on, two_gpu_context(true), {family});
+  route_families(*on, two_gpu_context(true), declared({family}));
   EXPECT_TRUE(on->peer_off().empty());
   EXPECT_NEAR(on->ceiling_gbps(family), 18 * 26.562, 0.01);
   EXPECT_NEAR(on->row_ceiling_gbps(family, 2, 1), 2 * 18 * 26.562, 0.01);
@@ -386,7 +429,7 @@ TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
 TEST(Links, BetweenNodesTheActivePortCounts) {
   auto book = book_for("nvlink-two-gpus-edited");
   route_families(*book, two_gpu_context(true),
-                 {"mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2"});
+                 declared({"mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2"}));
   EXPECT_NEAR(book->ceiling_gbps("mpi_host/mode:stream"), 50.0, 1e-9);  // 400 Gb/s, mlx5_0 only
   EXPECT_FALSE(book->has_route("mpi_host/mode:stream/pairs:2"));        // several pairs: not yet
   EXPECT_EQ(port_gbps("200 Gb/sec (4X HDR)"), 25.0);
