@@ -6,7 +6,7 @@
 
 namespace xfer {
 
-JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFloors& machine,
+JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFile& machine,
                                  const std::vector<std::string>& rows) {
   JobsAndTimes out;
   out.jobs = config.jobs;
@@ -44,7 +44,7 @@ std::string times_digest(const std::vector<std::string>& rows, const std::vector
 }
 
 void record_jobs_and_times(json::Value& plan, const JobsAndTimes& chosen,
-                           const MachineFloors& machine) {
+                           const MachineFile& machine) {
   const auto copied = [&machine, &chosen](const char* key) {
     const json::Value* v = chosen.source == "machine" ? machine.plan().find(key) : nullptr;
     return v ? *v : json::Value();

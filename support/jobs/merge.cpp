@@ -241,7 +241,7 @@ Merge::Merge(const std::vector<std::string>& files) {
 
 json::Value Merge::machine_match() const { return xfer::machine_match(context_, num_cpus_); }
 
-void Merge::add_run_level(const MachineFloors& machine) {
+void Merge::add_run_level(const MachineFile& machine) {
   for (auto& [name, row] : rows_) row.run = machine.run_level(name);
   context_.find("merged")->find("interval")->set("run_floors", machine.file());
 }

@@ -38,7 +38,7 @@ class Merge {
   json::Value machine_match() const;
   // Adds to each row's interval the run-level spread that `machine`'s run_floors state for it
   // (pooled.hpp, with_run_level); context.xferbench.merged.interval.run_floors names the file.
-  void add_run_level(const MachineFloors& machine);
+  void add_run_level(const MachineFile& machine);
 
   // Registers every row with Google Benchmark, in the first file's order; each call reports
   // the merged figure of that row's next repetition.
