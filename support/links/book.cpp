@@ -22,6 +22,13 @@ std::string peer_off_line(const PeerOff& p) {
          " NVLink link(s) between them";
 }
 
+// The lines of the pairs: each degraded NVLink pair, then each pair with peer access off
+// despite a link.
+void add_pair_lines(const Book& book, std::vector<std::string>& out) {
+  for (const auto& line : book.degraded_lines()) out.push_back(line);
+  for (const auto& p : book.peer_off()) out.push_back(peer_off_line(p));
+}
+
 }  // namespace
 
 std::string Link::describe() const {
@@ -303,8 +310,7 @@ json::Value Book::to_json() const {
 std::vector<std::string> Book::lines() const {
   std::vector<std::string> out;
   for (const auto& link : links()) out.push_back("link " + link.describe());
-  for (const auto& line : degraded_lines()) out.push_back(line);
-  for (const auto& p : peer_off_) out.push_back(peer_off_line(p));
+  add_pair_lines(*this, out);
   return out;
 }
 
@@ -329,8 +335,7 @@ std::vector<std::string> Book::problems() const {
                     std::to_string(link.pcie.max_gen) + " x" + std::to_string(link.pcie.max_width) +
                     " (" + fixed1(link.max_gbps) + " GB/s per direction)");
   }
-  for (const auto& line : degraded_lines()) out.push_back(line);
-  for (const auto& p : peer_off_) out.push_back(peer_off_line(p));
+  add_pair_lines(*this, out);
   return out;
 }
 
