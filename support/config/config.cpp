@@ -127,15 +127,11 @@ GpuPairs parse_gpu_pairs(const std::string& text, const std::string& flag) {
     gpus.all = true;
     return gpus;
   }
-  const char* form = "expected ordered GPU pairs like 0:1 or 0:1,1:0, or all";
-  for (const auto& item : split_list(text)) {
-    const auto colon = item.find(':');
-    if (colon == std::string::npos) throw UsageError(flag + "='" + text + "': " + form);
-    const int a = parse_int(flag, item.substr(0, colon), 0, 1023, form);
-    const int b = parse_int(flag, item.substr(colon + 1), 0, 1023, form);
-    gpus.pairs.emplace_back(a, b);
-  }
-  if (gpus.pairs.empty()) throw UsageError(flag + "='" + text + "': " + form);
+  const std::string form = "expected ordered GPU pairs like 0:1 or 0:1,1:0, or all";
+  gpus.pairs = parse_pair_list(text, 9, 1023, true, [&](const std::string& part, bool whole) {
+    // A number that is not one is named alone, as parse_int names it (its "expected " too).
+    throw UsageError(flag + "='" + part + "': " + (whole ? "" : "expected ") + form);
+  });
   return gpus;
 }
 
