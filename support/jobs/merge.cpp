@@ -94,139 +94,169 @@ std::string make_up(const json::Value& x) {
 Merge::Merge(const std::vector<std::string>& files) {
   if (files.empty())
     throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
-  std::string first_make_up;
-  std::string first_digest;
-  std::vector<std::string> first_rows;  // of the first whole job
-  std::string first_whole;
-  std::vector<JobRows> all_rows;
-  json::Value seeds = json::Value::array();
-  json::Value sources = json::Value::array();
-  std::vector<double> seen_seeds;
-  for (std::size_t job = 0; job < files.size(); ++job) {
-    const std::string& path = files[job];
-    const json::Value doc = read_document(path);
-    const json::Value* context = doc.is_object() ? doc.find("context") : nullptr;
-    const json::Value* x = context ? context->find("xferbench") : nullptr;
-    const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
-    if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
-      throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
-    // A job cut short is merged with the rows it kept (each from the visits it had): the
-    // merged result says so, as the job's own file did.
-    const json::Value* incomplete = x->find("incomplete");
-    const bool cut_short = incomplete && incomplete->is_object();
-    if (cut_short) {
-      const json::Value* reason = incomplete->find("reason");
-      cut_short_.push_back("job " + std::to_string(job + 1) + " (" + base_name(path) +
-                           ") stopped early: " + (reason ? reason->text() : "no reason given"));
-      if (const json::Value* missing = incomplete->find("not_measured");
-          missing && missing->is_array())
-        for (const json::Value& name : missing->items()) not_measured_.insert(name.text());
-    }
-    const json::Value* plan = x->find("plan");
-    const json::Value* seed = plan ? plan->find("seed") : nullptr;
-    const json::Value* planned_jobs = plan ? plan->find("jobs") : nullptr;
-    // Fewer files than planned jobs: a run stopped between jobs (the result says so); more is
-    // a mix-up.
-    if (planned_jobs && planned_jobs->number() > 1 &&
-        static_cast<std::size_t>(planned_jobs->number()) < files.size())
-      throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
-                       " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
-    if (planned_jobs)
-      planned_jobs_ = std::max(planned_jobs_, static_cast<std::size_t>(planned_jobs->number()));
-    if (const json::Value* visits = plan ? plan->find("visits") : nullptr)
-      planned_visits_ = static_cast<int>(visits->number());
-    const double seed_value = seed ? seed->number() : 0;
-    if (seed_value > 0 &&
-        std::find(seen_seeds.begin(), seen_seeds.end(), seed_value) != seen_seeds.end())
-      throw UsageError("--xfer_merge: " + path +
-                       ": the same run as an earlier file (same --xfer_seed); jobs must be runs of "
-                       "their own");
-    seen_seeds.push_back(seed_value);
-    if (const json::Value* summary = x->find("summary"); summary && summary->find("wall_time_s"))
-      jobs_wall_s_ += summary->find("wall_time_s")->number();
-    seeds.push(seed ? *seed : json::Value());
-    sources.push(base_name(path));
-
-    std::vector<std::string> names;
-    for (const json::Value& row : benchmarks->items()) {
-      if (!row.is_object() || text_of(row, "run_type") == "aggregate") continue;
-      std::string name = text_of(row, "run_name");
-      if (name.empty()) name = text_of(row, "name");
-      const auto suffix = name.find("/manual_time");
-      if (suffix != std::string::npos) name.erase(suffix);
-      const auto at = name.find("/bytes:");
-      if (at == std::string::npos)
-        throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
-      const auto repetition = static_cast<std::size_t>(json::number_of(row, "repetition_index"));
-      Row& r = rows_[name];
-      if (r.by_repetition.empty() && r.family.empty()) {
-        order_.push_back(name);
-        r.family = name.substr(0, at);
-        r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
-      }
-      if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
-      r.by_repetition[repetition].push_back(job_figure(row, r.bytes));
-      r.by_repetition[repetition].back().job = static_cast<int>(job);
-      names.push_back(name + "#" + std::to_string(repetition));
-    }
-    std::sort(names.begin(), names.end());
-    if (job == 0) {
-      first_make_up = make_up(*x);
-      context_ = *x;
-      num_cpus_ = static_cast<int>(json::number_of(*context, "num_cpus"));
-    } else if (make_up(*x) != first_make_up) {
-      throw UsageError("--xfer_merge: " + path +
-                       ": not made by the same build on the same machine "
-                       "with the same settings as " +
-                       files[0]);
-    }
-    // Whole jobs measured the same rows; a job cut short, some of them.
-    if (!cut_short && first_whole.empty()) {
-      first_rows = names;
-      first_whole = path;
-    } else if (!cut_short && names != first_rows) {
-      throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
-    }
-    // Jobs of one run time their rows alike (machine_plan.hpp): a job given other row times
-    // (--xfer_max_time, or the plan of a machine file that changed between jobs) is another run.
-    const json::Value* digest = plan ? plan->find("times_digest") : nullptr;
-    if (job == 0) {
-      first_digest = digest ? digest->text() : "";
-    } else if ((digest ? digest->text() : "") != first_digest) {
-      throw UsageError("--xfer_merge: " + path + ": its rows were given other times than " +
-                       files[0] +
-                       "'s (context.xferbench.plan.times_digest differs: --xfer_max_time, or "
-                       "the plan of --xfer_jobs=auto); the jobs of one run must measure alike");
-    }
-    all_rows.push_back({path, names, cut_short});
-    if (const json::Value* visits = x->find("visits"); visits && visits->is_object()) {
-      for (std::size_t i = 0; i < visits->keys().size(); ++i) {
-        json::Value* list = visits_.find(visits->keys()[i]);
-        if (!list) list = &visits_.set(visits->keys()[i], json::Value::array());
-        for (json::Value visit : visits->items()[i].items()) {
-          visit.set("job", static_cast<int>(job));
-          list->push(visit);
-        }
-      }
-    }
-  }
+  Reading reading;
+  for (std::size_t job = 0; job < files.size(); ++job) read_job(files, job, reading);
   jobs_ = files.size();
-  for (const auto& [path, names, cut_short] : all_rows) {
-    if (!cut_short || first_whole.empty()) continue;
-    for (const std::string& name : names) {
-      if (!std::binary_search(first_rows.begin(), first_rows.end(), name))
-        throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
-    }
-  }
-  mark_incomplete(all_rows);
+  check_cut_short_rows(reading);
+  mark_incomplete(reading.all_rows);
   if (files.size() < 2 && !incomplete_)  // one file of a run stopped early is still merged
     throw UsageError("--xfer_merge=" + files[0] +
                      ": expected FILE,FILE[,...]: one file is merged only as what a run stopped "
                      "early kept (one of --xfer_jobs=N, or cut short)");
+  record_merged(reading);
+}
+
+void Merge::read_job(const std::vector<std::string>& files, std::size_t job, Reading& reading) {
+  const std::string& path = files[job];
+  const json::Value doc = read_document(path);
+  const json::Value* context = doc.is_object() ? doc.find("context") : nullptr;
+  const json::Value* x = context ? context->find("xferbench") : nullptr;
+  const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
+  if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
+    throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
+  const bool cut_short = note_cut_short(job, path, *x);
+  read_plan(files, job, *x, reading);
+  jobs_wall_s_ += json::number_of(json::member(*x, "summary"), "wall_time_s");
+  reading.sources.push(base_name(path));
+  const std::vector<std::string> names = read_rows(job, path, *benchmarks);
+  check_same_run(files, job, *context, *x, cut_short, names, reading);
+  reading.all_rows.push_back({path, names, cut_short});
+  add_visits(job, *x);
+}
+
+bool Merge::note_cut_short(std::size_t job, const std::string& path, const json::Value& x) {
+  // A job cut short is merged with the rows it kept (each from the visits it had): the
+  // merged result says so, as the job's own file did.
+  const json::Value* incomplete = x.find("incomplete");
+  const bool cut_short = incomplete && incomplete->is_object();
+  if (cut_short) {
+    const json::Value* reason = incomplete->find("reason");
+    cut_short_.push_back("job " + std::to_string(job + 1) + " (" + base_name(path) +
+                         ") stopped early: " + (reason ? reason->text() : "no reason given"));
+    if (const json::Value* missing = incomplete->find("not_measured");
+        missing && missing->is_array())
+      for (const json::Value& name : missing->items()) not_measured_.insert(name.text());
+  }
+  return cut_short;
+}
+
+void Merge::read_plan(const std::vector<std::string>& files, std::size_t job, const json::Value& x,
+                      Reading& reading) {
+  const std::string& path = files[job];
+  const json::Value* plan = x.find("plan");
+  const json::Value* seed = plan ? plan->find("seed") : nullptr;
+  const json::Value* planned_jobs = plan ? plan->find("jobs") : nullptr;
+  // Fewer files than planned jobs: a run stopped between jobs (the result says so); more is
+  // a mix-up.
+  if (planned_jobs && planned_jobs->number() > 1 &&
+      static_cast<std::size_t>(planned_jobs->number()) < files.size())
+    throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
+                     " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
+  if (planned_jobs)
+    planned_jobs_ = std::max(planned_jobs_, static_cast<std::size_t>(planned_jobs->number()));
+  if (const json::Value* visits = plan ? plan->find("visits") : nullptr)
+    planned_visits_ = static_cast<int>(visits->number());
+  const double seed_value = seed ? seed->number() : 0;
+  if (seed_value > 0 && std::find(reading.seen_seeds.begin(), reading.seen_seeds.end(),
+                                  seed_value) != reading.seen_seeds.end())
+    throw UsageError("--xfer_merge: " + path +
+                     ": the same run as an earlier file (same --xfer_seed); jobs must be runs of "
+                     "their own");
+  reading.seen_seeds.push_back(seed_value);
+  reading.seeds.push(seed ? *seed : json::Value());
+}
+
+std::vector<std::string> Merge::read_rows(std::size_t job, const std::string& path,
+                                          const json::Value& benchmarks) {
+  std::vector<std::string> names;
+  for (const json::Value& row : benchmarks.items()) {
+    if (!row.is_object() || text_of(row, "run_type") == "aggregate") continue;
+    std::string name = text_of(row, "run_name");
+    if (name.empty()) name = text_of(row, "name");
+    const auto suffix = name.find("/manual_time");
+    if (suffix != std::string::npos) name.erase(suffix);
+    const auto at = name.find("/bytes:");
+    if (at == std::string::npos)
+      throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
+    const auto repetition = static_cast<std::size_t>(json::number_of(row, "repetition_index"));
+    Row& r = rows_[name];
+    if (r.by_repetition.empty() && r.family.empty()) {
+      order_.push_back(name);
+      r.family = name.substr(0, at);
+      r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
+    }
+    if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
+    r.by_repetition[repetition].push_back(job_figure(row, r.bytes));
+    r.by_repetition[repetition].back().job = static_cast<int>(job);
+    names.push_back(name + "#" + std::to_string(repetition));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Merge::check_same_run(const std::vector<std::string>& files, std::size_t job,
+                           const json::Value& context, const json::Value& x, bool cut_short,
+                           const std::vector<std::string>& names, Reading& reading) {
+  const std::string& path = files[job];
+  if (job == 0) {
+    reading.first_make_up = make_up(x);
+    context_ = x;
+    num_cpus_ = static_cast<int>(json::number_of(context, "num_cpus"));
+  } else if (make_up(x) != reading.first_make_up) {
+    throw UsageError("--xfer_merge: " + path +
+                     ": not made by the same build on the same machine "
+                     "with the same settings as " +
+                     files[0]);
+  }
+  // Whole jobs measured the same rows; a job cut short, some of them.
+  if (!cut_short && reading.first_whole.empty()) {
+    reading.first_rows = names;
+    reading.first_whole = path;
+  } else if (!cut_short && names != reading.first_rows) {
+    throw UsageError("--xfer_merge: " + path + ": measured other rows than " + reading.first_whole);
+  }
+  // Jobs of one run time their rows alike (machine_plan.hpp): a job given other row times
+  // (--xfer_max_time, or the plan of a machine file that changed between jobs) is another run.
+  const std::string digest = json::text_of(json::member(x, "plan"), "times_digest");
+  if (job == 0) {
+    reading.first_digest = digest;
+  } else if (digest != reading.first_digest) {
+    throw UsageError("--xfer_merge: " + path + ": its rows were given other times than " +
+                     files[0] +
+                     "'s (context.xferbench.plan.times_digest differs: --xfer_max_time, or "
+                     "the plan of --xfer_jobs=auto); the jobs of one run must measure alike");
+  }
+}
+
+void Merge::add_visits(std::size_t job, const json::Value& x) {
+  if (const json::Value* visits = x.find("visits"); visits && visits->is_object()) {
+    for (std::size_t i = 0; i < visits->keys().size(); ++i) {
+      json::Value* list = visits_.find(visits->keys()[i]);
+      if (!list) list = &visits_.set(visits->keys()[i], json::Value::array());
+      for (json::Value visit : visits->items()[i].items()) {
+        visit.set("job", static_cast<int>(job));
+        list->push(visit);
+      }
+    }
+  }
+}
+
+void Merge::check_cut_short_rows(const Reading& reading) const {
+  for (const auto& [path, names, cut_short] : reading.all_rows) {
+    if (!cut_short || reading.first_whole.empty()) continue;
+    for (const std::string& name : names) {
+      if (!std::binary_search(reading.first_rows.begin(), reading.first_rows.end(), name))
+        throw UsageError("--xfer_merge: " + path + ": measured other rows than " +
+                         reading.first_whole);
+    }
+  }
+}
+
+void Merge::record_merged(const Reading& reading) {
   json::Value merged = json::Value::object();
   merged.set("jobs", jobs_);
-  merged.set("sources", sources);
-  merged.set("seeds", seeds);
+  merged.set("sources", reading.sources);
+  merged.set("seeds", reading.seeds);
   // How a row's interval was made (pooled.hpp): the pool's size window and the noisier-row test.
   json::Value interval = json::Value::object();
   interval.set("rule", "between-job variance of log time pooled over the family's rows");
@@ -272,10 +302,7 @@ void Merge::mark_incomplete(const std::vector<JobRows>& jobs) {
 }
 
 std::string Merge::incomplete_reason() const {
-  const json::Value* incomplete = context_.find("incomplete");
-  const json::Value* reason =
-      incomplete && incomplete->is_object() ? incomplete->find("reason") : nullptr;
-  return reason ? reason->text() : "";
+  return json::text_of(json::member(context_, "incomplete"), "reason");
 }
 
 std::vector<Skip> Merge::skips() const {
