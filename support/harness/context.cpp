@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/fields.hpp"
 #include "base/sizes.hpp"
 
 extern char** environ;
@@ -82,15 +83,16 @@ json::Value base_context(const Config& config, const World& world, std::uint64_t
   ctx.set("sizes", sizes);
   ctx.set("warmup", config.warmup);
   json::Value plan = json::Value::object();  // how rows were visited (runner.hpp)
-  plan.set("visits", config.visits);
-  plan.set("jobs", config.jobs);
-  plan.set("seed", seed);
+  plan.set(fields::kVisits, config.visits);
+  plan.set(fields::kJobs, config.jobs);
+  plan.set(fields::kSeed, seed);
   plan.set("repetitions", config.repetitions);
   plan.set("shuffle_last", config.interleave);
-  ctx.set("plan", plan);
-  ctx.set("jobs", 1);
-  ctx.set("skipped", json::Value::array());
-  ctx.set("incomplete", nullptr);  // a document written before the run finished says why here
+  ctx.set(fields::kPlan, plan);
+  ctx.set(fields::kJobs, 1);
+  ctx.set(fields::kSkipped, json::Value::array());
+  ctx.set(fields::kIncomplete,
+          nullptr);  // a document written before the run finished says why here
   return ctx;
 }
 
@@ -103,10 +105,10 @@ void finish_context(json::Value& context, Registry& registry, const World& world
   for (const auto& s : registry.skips()) {
     json::Value item = json::Value::object();
     item.set("path", s.path);
-    item.set("reason", s.reason);
+    item.set(fields::kReason, s.reason);
     skipped.push(item);
   }
-  context.set("skipped", skipped);
+  context.set(fields::kSkipped, skipped);
 }
 
 json::Value pairs_context(const RankPairs& pairs, const std::vector<std::string>& hosts,

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/fields.hpp"
+
 namespace xfer {
 
 JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFile& machine,
@@ -49,13 +51,13 @@ void record_jobs_and_times(json::Value& plan, const JobsAndTimes& chosen,
     const json::Value* v = chosen.source == "machine" ? machine.plan().find(key) : nullptr;
     return v ? *v : json::Value();
   };
-  plan.set("jobs", chosen.jobs);
+  plan.set(fields::kJobs, chosen.jobs);
   plan.set("source", chosen.source);
   plan.set("file", machine.file().empty() ? json::Value() : json::Value(machine.file()));
   plan.set("budget_s", copied("budget_s"));
   plan.set("predicted_wall_s", copied("predicted_wall_s"));
   plan.set("times", chosen.times);
-  plan.set("times_digest", chosen.times_digest);
+  plan.set(fields::kTimesDigest, chosen.times_digest);
 }
 
 }  // namespace xfer

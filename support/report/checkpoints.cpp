@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/fields.hpp"
 #include "base/stop.hpp"
 #include "report/displays.hpp"
 #include "report/reporter.hpp"
@@ -50,20 +51,20 @@ void RankZeroReporter::write_kept(const std::string& reason) {
   std::vector<std::string> rows;
   for (const KeptFigure& k : kept) rows.push_back(kept_row_json(k).dump(2));
   json::Value incomplete = json::Value::object();
-  incomplete.set("reason", !reason.empty()
-                               ? reason
-                               : "the run did not finish: it was stopped (a signal, a lost "
-                                 "rank, the watchdog) after this document was written");
+  incomplete.set(fields::kReason, !reason.empty()
+                                      ? reason
+                                      : "the run did not finish: it was stopped (a signal, a lost "
+                                        "rank, the watchdog) after this document was written");
   incomplete.set("round", progress_->round_reached() + 1);
   incomplete.set("rounds", progress_->rounds());
   incomplete.set("rows", kept.size());
   json::Value missing = json::Value::array();
   for (const auto& name : not_measured) missing.push(name);
-  incomplete.set("not_measured", missing);
+  incomplete.set(fields::kNotMeasured, missing);
   json::Value context = context_;
-  if (progress_) context.set("visits", progress_->visits_json());
+  if (progress_) context.set(fields::kVisits, progress_->visits_json());
   for (const auto& [key, value] : late_fields_) context.set(key, value());
-  context.set("incomplete", incomplete);
+  context.set(fields::kIncomplete, incomplete);
   write_output(static_cast<ContextJsonReporter*>(json_file_)->with_rows(rows, context.dump(2)));
   last_kept_ = std::chrono::steady_clock::now();
   kept_written_ = true;

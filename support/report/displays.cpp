@@ -3,6 +3,8 @@
 #include <iostream>
 #include <iterator>
 
+#include "base/fields.hpp"
+
 namespace xfer {
 namespace {
 
@@ -51,7 +53,7 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
 }
 
 bool shown_on_console(const std::string& counter) {
-  return counter == "GB/s" || counter == "latency_us" || counter == "samples";
+  return counter == fields::kGbps || counter == fields::kLatencyUs || counter == fields::kSamples;
 }
 
 ContextJsonReporter::ContextJsonReporter(std::ostream* target, const std::string* context_json)

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "base/fields.hpp"
 #include "base/files.hpp"
 #include "base/stop.hpp"
 
@@ -95,8 +96,8 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
     paths_reported_.insert(name.substr(0, name.find('/')));
     if (run_failed(run)) failed_.push_back(name + ": " + run_message(run));
     if (run.run_type == Run::RT_Iteration)
-      summary_.add({name, run_failed(run), run_counter(run, "time_limited") > 0,
-                    run_counter(run, "GB/s"), run_counter(run, "latency_us")});
+      summary_.add({name, run_failed(run), run_counter(run, fields::kTimeLimited) > 0,
+                    run_counter(run, fields::kGbps), run_counter(run, fields::kLatencyUs)});
   }
   if (!root_) return;
   const std::vector<Run> finite = without_non_finite_counters(runs);
@@ -107,8 +108,8 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& all_runs) {
 void RankZeroReporter::summarise() {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  context_.set("summary", summary_.to_json(wall, skips_));
-  if (progress_) context_.set("visits", progress_->visits_json());
+  context_.set(fields::kSummary, summary_.to_json(wall, skips_));
+  if (progress_) context_.set(fields::kVisits, progress_->visits_json());
   for (const auto& [key, value] : late_fields_) context_.set(key, value());
   context_json_ = context_.dump(2);
   std::FILE* to = config_.display_format == "console" ? stdout : stderr;
@@ -122,8 +123,8 @@ void RankZeroReporter::Finalize() {
   const RunStop stop = progress_ ? progress_->stop() : RunStop{};
   if (stop.stopped()) {
     json::Value incomplete = json::Value::object();  // for a JSON display (the file: write_kept)
-    incomplete.set("reason", stop.reason);
-    context_.set("incomplete", incomplete);
+    incomplete.set(fields::kReason, stop.reason);
+    context_.set(fields::kIncomplete, incomplete);
   }
   if (config_.display_format != "console") summarise();  // before the JSON display closes
   display_->Finalize();
