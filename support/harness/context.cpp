@@ -145,13 +145,11 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
     ranks += " " + std::to_string(r) + "@" + hosts[r];
   if (hosts.size() > 8) ranks += " ...";
   lines.push_back(ranks);
-  if (const json::Value* mpi = registry.context().find("mpi")) {
-    const json::Value* aware = mpi->find("cuda_aware");
-    const json::Value* source = mpi->find("cuda_aware_source");
-    if (aware && !aware->text().empty())
-      lines.push_back("MPI CUDA-aware: " + aware->text() +
-                      (source && !source->text().empty() ? " (" + source->text() + ")" : ""));
-  }
+  const json::Value& mpi = json::member(registry.context(), "mpi");
+  const std::string aware = json::text_of(mpi, "cuda_aware");
+  const std::string source = json::text_of(mpi, "cuda_aware_source");
+  if (!aware.empty())
+    lines.push_back("MPI CUDA-aware: " + aware + (source.empty() ? "" : " (" + source + ")"));
   const auto& sizes = registry.config().sizes;
   lines.push_back("sizes: " + std::to_string(sizes.size()) + " from " + format_size(sizes.front()) +
                   " to " + format_size(sizes.back()) +

@@ -48,8 +48,7 @@ std::string times_digest(const std::vector<std::string>& rows, const std::vector
 void record_jobs_and_times(json::Value& plan, const JobsAndTimes& chosen,
                            const MachineFile& machine) {
   const auto copied = [&machine, &chosen](const char* key) {
-    const json::Value* v = chosen.source == "machine" ? machine.plan().find(key) : nullptr;
-    return v ? *v : json::Value();
+    return chosen.source == "machine" ? json::member(machine.plan(), key) : json::Value();
   };
   plan.set(fields::kJobs, chosen.jobs);
   plan.set("source", chosen.source);

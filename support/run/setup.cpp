@@ -127,10 +127,8 @@ std::optional<int> prepare_links(Registry& registry, const World& world) {
     std::uint64_t status = 0;
     if (world.is_root()) {
       std::vector<std::string> buses;
-      const json::Value* cuda = context.find("cuda");
-      const json::Value* devices = cuda && cuda->is_object() ? cuda->find("devices") : nullptr;
-      for (const auto& d : devices ? devices->items() : std::vector<json::Value>{})
-        buses.push_back(d.find("pci_bus_id") ? d.find("pci_bus_id")->text() : "");
+      for (const auto& d : json::member(json::member(context, "cuda"), "devices").items())
+        buses.push_back(json::text_of(d, "pci_bus_id"));
       try {
         const auto files = links::record_answers(*answers, buses, config.dump_links);
         std::fprintf(stderr,
