@@ -72,8 +72,8 @@ class Runner : public RunProgress {
  private:
   void report(benchmark::State& state, std::size_t index);
   void run_until(std::size_t index, int repetition);
-  void visit(const ScheduledVisit& slot);
-  Row row_for(const ScheduledVisit& slot) const;
+  void visit(const ScheduledVisit& scheduled);
+  Row row_for(const ScheduledVisit& scheduled) const;
 
   const Registry& registry_;
   std::vector<std::size_t> selected_;
@@ -89,7 +89,7 @@ class Runner : public RunProgress {
   std::vector<std::vector<std::vector<VisitRecord>>> visits_;
   std::vector<int> calls_;
   std::vector<std::int64_t> messages_;
-  std::vector<std::vector<std::size_t>> last_;  // [row][repetition]: its last slot
+  std::vector<std::vector<std::size_t>> last_;  // [row][repetition]: its last place in schedule_
   std::unique_ptr<std::regex> slowdown_;        // --xfer_test_slowdown
   double slowdown_pct_ = 0;
   std::string last_row_;
