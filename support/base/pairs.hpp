@@ -5,11 +5,25 @@
 // world size, so every rank reaches the same answer, or the same error, without talking.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace xfer {
+
+// What a list of pairs found wrong, for the caller's message: `whole` when an item has no colon
+// or the list has no item (`part` is then the whole list), else `part` is the number that is
+// not one (the text before or after an item's colon). It must throw.
+using PairListRefusal = std::function<void(const std::string& part, bool whole)>;
+
+// "A:B[,A:B...]" (--xfer_pairs, --xfer_gpus): the pairs of whole numbers, in order, each of at
+// most `max_digits` digits and at most `highest`. `skip_empty`: an empty item (",,") is left out
+// rather than refused. Calls `refuse` for what is wrong.
+std::vector<std::pair<int, int>> parse_pair_list(const std::string& text, std::size_t max_digits,
+                                                 int highest, bool skip_empty,
+                                                 const PairListRefusal& refuse);
 
 using RankPairs = std::vector<std::pair<int, int>>;
 

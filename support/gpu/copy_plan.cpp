@@ -100,8 +100,8 @@ bool in_range(std::pair<int, int> pair, int devices) {
 
 }  // namespace
 
-Plan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts) {
-  Plan<PeerFamily> plan;
+CopyPlan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts) {
+  CopyPlan<PeerFamily> plan;
   if (facts.devices == 0) {
     plan.skips.push_back(
         {"memcpy_peer", facts.why_none.empty() ? "no GPU visible" : facts.why_none});
@@ -157,8 +157,8 @@ Plan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts) {
   return plan;
 }
 
-Plan<StagingFamily> plan_host_staging(const GpuPairs& gpus, const GpuFacts& facts) {
-  Plan<StagingFamily> plan;
+CopyPlan<StagingFamily> plan_host_staging(const GpuPairs& gpus, const GpuFacts& facts) {
+  CopyPlan<StagingFamily> plan;
   if (facts.devices == 0) {
     plan.skips.push_back(
         {"host_staging", facts.why_none.empty() ? "no GPU visible" : facts.why_none});

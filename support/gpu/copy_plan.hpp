@@ -50,18 +50,18 @@ struct StagingFamily {
 };
 
 template <class Family>
-struct Plan {
+struct CopyPlan {
   std::vector<Family> families;
   std::vector<Skip> skips;  // whole path ("memcpy_peer") or one variant/pair (its family name)
 };
 
 // Variant-major order (all pairs of one variant, then the next), like p2pBandwidthLatencyTest's
 // matrices: p2p:on uni, bi, latency; then p2p:off uni, bi, latency.
-Plan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts);
+CopyPlan<PeerFamily> plan_memcpy_peer(const GpuPairs& gpus, const GpuFacts& facts);
 
 // pinned sequential, pinned pipelined, pageable sequential, pageable pipelined, then latency
 // (sequential) pinned and pageable. With one GPU every pair becomes 0to0 (a = b).
-Plan<StagingFamily> plan_host_staging(const GpuPairs& gpus, const GpuFacts& facts);
+CopyPlan<StagingFamily> plan_host_staging(const GpuPairs& gpus, const GpuFacts& facts);
 
 // "pair:0to1"
 std::string pair_part(int src, int dst);

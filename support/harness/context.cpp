@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/fields.hpp"
 #include "base/sizes.hpp"
 
 extern char** environ;
@@ -82,15 +83,16 @@ json::Value base_context(const Config& config, const World& world, std::uint64_t
   ctx.set("sizes", sizes);
   ctx.set("warmup", config.warmup);
   json::Value plan = json::Value::object();  // how rows were visited (runner.hpp)
-  plan.set("visits", config.visits);
-  plan.set("jobs", config.jobs);
-  plan.set("seed", seed);
+  plan.set(fields::kVisits, config.visits);
+  plan.set(fields::kJobs, config.jobs);
+  plan.set(fields::kSeed, seed);
   plan.set("repetitions", config.repetitions);
   plan.set("shuffle_last", config.interleave);
-  ctx.set("plan", plan);
-  ctx.set("jobs", 1);
-  ctx.set("skipped", json::Value::array());
-  ctx.set("incomplete", nullptr);  // a document written before the run finished says why here
+  ctx.set(fields::kPlan, plan);
+  ctx.set(fields::kJobs, 1);
+  ctx.set(fields::kSkipped, json::Value::array());
+  ctx.set(fields::kIncomplete,
+          nullptr);  // a document written before the run finished says why here
   return ctx;
 }
 
@@ -103,10 +105,10 @@ void finish_context(json::Value& context, Registry& registry, const World& world
   for (const auto& s : registry.skips()) {
     json::Value item = json::Value::object();
     item.set("path", s.path);
-    item.set("reason", s.reason);
+    item.set(fields::kReason, s.reason);
     skipped.push(item);
   }
-  context.set("skipped", skipped);
+  context.set(fields::kSkipped, skipped);
 }
 
 json::Value pairs_context(const RankPairs& pairs, const std::vector<std::string>& hosts,
@@ -143,13 +145,11 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
     ranks += " " + std::to_string(r) + "@" + hosts[r];
   if (hosts.size() > 8) ranks += " ...";
   lines.push_back(ranks);
-  if (const json::Value* mpi = registry.context().find("mpi")) {
-    const json::Value* aware = mpi->find("cuda_aware");
-    const json::Value* source = mpi->find("cuda_aware_source");
-    if (aware && !aware->text().empty())
-      lines.push_back("MPI CUDA-aware: " + aware->text() +
-                      (source && !source->text().empty() ? " (" + source->text() + ")" : ""));
-  }
+  const json::Value& mpi = json::member(registry.context(), "mpi");
+  const std::string aware = json::text_of(mpi, "cuda_aware");
+  const std::string source = json::text_of(mpi, "cuda_aware_source");
+  if (!aware.empty())
+    lines.push_back("MPI CUDA-aware: " + aware + (source.empty() ? "" : " (" + source + ")"));
   const auto& sizes = registry.config().sizes;
   lines.push_back("sizes: " + std::to_string(sizes.size()) + " from " + format_size(sizes.front()) +
                   " to " + format_size(sizes.back()) +

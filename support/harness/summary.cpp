@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/fields.hpp"
 #include "base/sizes.hpp"
 
 namespace xfer {
@@ -66,7 +67,7 @@ std::size_t Summary::count(bool Seen::*flag) const {
 
 json::Value Summary::to_json(double wall_s, const std::vector<Skip>& skips) const {
   json::Value out = json::Value::object();
-  out.set("wall_time_s", wall_s);
+  out.set(fields::kWallTimeS, wall_s);
   out.set("rows", rows_.size());
   out.set("failed", count(&Seen::failed));
   out.set("time_limited", count(&Seen::time_limited));

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "base/fields.hpp"
 #include "links/links.hpp"
 
 namespace xfer {
@@ -47,20 +48,21 @@ std::string precision_label(const Figure& f) {
 // The counters report_figure sets, in one place for Google Benchmark's rows and kept ones.
 std::vector<std::pair<std::string, double>> figure_counters(std::uint64_t bytes, const Figure& f) {
   const double moved = static_cast<double>(bytes) * f.directions * f.pairs;
-  std::vector<std::pair<std::string, double>> out = {{"GB/s", moved / f.one_way_s / 1e9},
-                                                     {"latency_us", f.one_way_s * 1e6},
-                                                     {"batch", static_cast<double>(f.batch)},
-                                                     {"samples", static_cast<double>(f.samples)},
-                                                     {"median_us", f.median_s * 1e6},
-                                                     {"min_us", f.min_s * 1e6},
-                                                     {"max_us", f.max_s * 1e6},
-                                                     {"p90_us", f.p90_s * 1e6},
-                                                     {"p99_us", f.p99_s * 1e6},
-                                                     {"ci95_pct", f.ci95_pct},
-                                                     {"floor_pct", f.floor_pct},
-                                                     {"visits", f.visits},
-                                                     {"jobs", f.jobs},
-                                                     {"time_limited", f.time_limited ? 1 : 0}};
+  std::vector<std::pair<std::string, double>> out = {
+      {fields::kGbps, moved / f.one_way_s / 1e9},
+      {fields::kLatencyUs, f.one_way_s * 1e6},
+      {fields::kBatch, static_cast<double>(f.batch)},
+      {fields::kSamples, static_cast<double>(f.samples)},
+      {fields::kMedianUs, f.median_s * 1e6},
+      {fields::kMinUs, f.min_s * 1e6},
+      {fields::kMaxUs, f.max_s * 1e6},
+      {fields::kP90Us, f.p90_s * 1e6},
+      {fields::kP99Us, f.p99_s * 1e6},
+      {fields::kCi95Pct, f.ci95_pct},
+      {fields::kFloorPct, f.floor_pct},
+      {fields::kVisits, f.visits},
+      {fields::kJobs, f.jobs},
+      {fields::kTimeLimited, f.time_limited ? 1 : 0}};
   if (f.visits_planned > f.visits) out.emplace_back("visits_planned", f.visits_planned);
   if (f.jobs > 1) {
     out.emplace_back("ci95_rows", f.ci95_rows);
@@ -70,12 +72,12 @@ std::vector<std::pair<std::string, double>> figure_counters(std::uint64_t bytes,
   }
   if (f.pairs > 1) {
     const double pair_bytes = static_cast<double>(bytes) * f.directions;
-    out.emplace_back("pairs", f.pairs);
-    out.emplace_back("pair_gbps_min", pair_bytes / f.one_way_s / 1e9);
-    out.emplace_back("pair_gbps_max", pair_bytes / f.fastest_s / 1e9);
+    out.emplace_back(fields::kPairs, f.pairs);
+    out.emplace_back(fields::kPairGbpsMin, pair_bytes / f.one_way_s / 1e9);
+    out.emplace_back(fields::kPairGbpsMax, pair_bytes / f.fastest_s / 1e9);
   }
   if (f.link_gbps > 0) {
-    out.emplace_back("link_gbps", f.link_gbps);
+    out.emplace_back(fields::kLinkGbps, f.link_gbps);
     out.emplace_back("pct_of_link", moved / f.one_way_s / 1e9 / f.link_gbps * 100);
   }
   return out;
@@ -154,19 +156,19 @@ void report_figure(benchmark::State& state, std::uint64_t bytes, const Figure& f
 json::Value kept_row_json(const KeptFigure& k) {
   const std::string name = k.family + "/bytes:" + std::to_string(k.bytes) + "/manual_time";
   json::Value row = json::Value::object();
-  row.set("name", name);
-  row.set("run_name", name);
-  row.set("run_type", "iteration");
+  row.set(fields::kName, name);
+  row.set(fields::kRunName, name);
+  row.set(fields::kRunType, "iteration");
   row.set("repetitions", k.repetitions);
-  row.set("repetition_index", k.repetition);
+  row.set(fields::kRepetitionIndex, k.repetition);
   row.set("threads", 1);
   const Figure& f = k.figure;
   if (!f.error.empty()) {
-    row.set("error_occurred", true);
-    row.set("error_message", f.error);
+    row.set(fields::kErrorOccurred, true);
+    row.set(fields::kErrorMessage, f.error);
     return row;
   }
-  row.set("iterations", f.messages);
+  row.set(fields::kIterations, f.messages);
   const benchmark::TimeUnit unit = benchmark::GetDefaultTimeUnit();  // as register_row's rows
   row.set("real_time", f.one_way_s * benchmark::GetTimeUnitMultiplier(unit));
   row.set("cpu_time", 0.0);  // Google Benchmark's is the report's own, next to nothing
@@ -203,11 +205,11 @@ json::Value visit_json(const VisitRecord& r) {
   if (!r.visit.measured()) return out;
   const Measurement& m = r.visit.measurement();
   const double ci = m.per_message.ci95_pct();
-  out.set("latency_us", m.seconds / static_cast<double>(m.messages) * 1e6);
+  out.set(fields::kLatencyUs, m.seconds / static_cast<double>(m.messages) * 1e6);
   out.set("messages", m.messages);
-  out.set("samples", m.per_message.count());
-  out.set("ci95_pct", std::isfinite(ci) ? ci : 100.0);
-  out.set("time_limited", m.time_limited);
+  out.set(fields::kSamples, m.per_message.count());
+  out.set(fields::kCi95Pct, std::isfinite(ci) ? ci : 100.0);
+  out.set(fields::kTimeLimited, m.time_limited);
   return out;
 }
 

@@ -183,8 +183,7 @@ void check_plan(const std::string& file, const json::Value& plan) {
 
 }  // namespace
 
-MachineFloors::MachineFloors(const std::string& file, const std::string& text,
-                             const json::Value& match)
+MachineFile::MachineFile(const std::string& file, const std::string& text, const json::Value& match)
     : file_(file) {
   json::Value doc;
   try {
@@ -217,21 +216,21 @@ MachineFloors::MachineFloors(const std::string& file, const std::string& text,
   check_plan(file, plan_);
 }
 
-double MachineFloors::pct(const std::string& name) const {
+double MachineFile::pct(const std::string& name) const {
   const json::Value* point = nearest_point(floors_, name);
   return point ? point->items()[1].number() : -1;
 }
 
-RunLevel MachineFloors::run_level(const std::string& name) const {
+RunLevel MachineFile::run_level(const std::string& name) const {
   const json::Value* point = nearest_point(run_floors_, name);
   return point ? RunLevel{point->items()[1].number(), point->items()[2].number()} : RunLevel{};
 }
 
-int MachineFloors::plan_jobs() const {
+int MachineFile::plan_jobs() const {
   return plan_.is_null() ? 0 : static_cast<int>(member(plan_, "jobs").number());
 }
 
-double MachineFloors::plan_seconds(const std::string& name) const {
+double MachineFile::plan_seconds(const std::string& name) const {
   double bytes = 0;
   const json::Value* points = family_points(member(plan_, "rows"), name, bytes);
   if (!points) return -1;
@@ -240,14 +239,14 @@ double MachineFloors::plan_seconds(const std::string& name) const {
   return -1;
 }
 
-MachineFloors load_machine_floors(const std::string& named, const json::Value& match,
-                                  std::string* text) {
+MachineFile load_machine_file(const std::string& named, const json::Value& match,
+                              std::string* text) {
   const char* dir = std::getenv("XFER_FLOORS");
   const std::string path =
       named.empty() ? find_machine_floors(dir && *dir ? dir : "results/floors", match) : named;
-  if (path.empty()) return MachineFloors();
+  if (path.empty()) return MachineFile();
   std::string read = read_floor_text(path);
-  MachineFloors machine(path, read, match);
+  MachineFile machine(path, read, match);
   if (text) *text = std::move(read);
   return machine;
 }

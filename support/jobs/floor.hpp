@@ -27,13 +27,13 @@ json::Value machine_match(const json::Value& xferbench, int num_cpus);
 //   spread of a run's mean between runs that its jobs cannot see) and "plan": null or {"jobs":
 //   J, "rows": {family: [[bytes, seconds], ...]}, "budget_s": ..., "predicted_wall_s": ...}
 //   (how tools/run should run this machine: --xfer_jobs=auto).
-class MachineFloors {
+class MachineFile {
  public:
-  MachineFloors() = default;
+  MachineFile() = default;
   // Parses `text` read from `file`; throws UsageError "--xfer_floor: FILE: ..." when it is not
   // a floor file, one of another machine (with `match` not null), or a member is not of the
   // shape above.
-  MachineFloors(const std::string& file, const std::string& text, const json::Value& match);
+  MachineFile(const std::string& file, const std::string& text, const json::Value& match);
 
   const std::string& file() const { return file_; }
   // The row's floor from the file (its family's, at the nearest size measured within a factor
@@ -59,8 +59,8 @@ class MachineFloors {
 // $XFER_FLOORS (else results/floors) whose "match" equals `match`; read, and checked as the
 // constructor checks it against `match`. An empty one (file() "") where there is none. `text`,
 // if given, receives the file's text (for ranks that cannot read it).
-MachineFloors load_machine_floors(const std::string& named, const json::Value& match,
-                                  std::string* text = nullptr);
+MachineFile load_machine_file(const std::string& named, const json::Value& match,
+                              std::string* text = nullptr);
 
 // A floor file's text; throws UsageError "--xfer_floor: FILE: cannot read it".
 std::string read_floor_text(const std::string& path);

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/fields.hpp"
+
 namespace xfer {
 
-JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFloors& machine,
+JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFile& machine,
                                  const std::vector<std::string>& rows) {
   JobsAndTimes out;
   out.jobs = config.jobs;
@@ -44,18 +46,17 @@ std::string times_digest(const std::vector<std::string>& rows, const std::vector
 }
 
 void record_jobs_and_times(json::Value& plan, const JobsAndTimes& chosen,
-                           const MachineFloors& machine) {
+                           const MachineFile& machine) {
   const auto copied = [&machine, &chosen](const char* key) {
-    const json::Value* v = chosen.source == "machine" ? machine.plan().find(key) : nullptr;
-    return v ? *v : json::Value();
+    return chosen.source == "machine" ? json::member(machine.plan(), key) : json::Value();
   };
-  plan.set("jobs", chosen.jobs);
+  plan.set(fields::kJobs, chosen.jobs);
   plan.set("source", chosen.source);
   plan.set("file", machine.file().empty() ? json::Value() : json::Value(machine.file()));
   plan.set("budget_s", copied("budget_s"));
   plan.set("predicted_wall_s", copied("predicted_wall_s"));
   plan.set("times", chosen.times);
-  plan.set("times_digest", chosen.times_digest);
+  plan.set(fields::kTimesDigest, chosen.times_digest);
 }
 
 }  // namespace xfer

@@ -30,7 +30,7 @@ struct JobsAndTimes {
 // machine file's plan (else kDefaultAutoJobs) and, unless --xfer_max_time was given, the
 // plan's seconds for every row it lists (its family at exactly its size); every other row
 // --xfer_max_time.
-JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFloors& machine,
+JobsAndTimes plan_jobs_and_times(const Config& config, const MachineFile& machine,
                                  const std::vector<std::string>& rows);
 
 // A digest of each row's name and seconds, 16 hex digits (FNV-1a, 64 bits): equal for runs
@@ -41,6 +41,6 @@ std::string times_digest(const std::vector<std::string>& rows, const std::vector
 // "budget_s" and "predicted_wall_s" (the plan's where its jobs were used, else null), "times"
 // and "times_digest".
 void record_jobs_and_times(json::Value& plan, const JobsAndTimes& chosen,
-                           const MachineFloors& machine);
+                           const MachineFile& machine);
 
 }  // namespace xfer

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/fields.hpp"
 
 namespace xfer {
 namespace {
@@ -31,12 +32,12 @@ using json::text_of;
 
 // The row's failure message, "" for a measured row (Google Benchmark 1.7 and 1.8 spellings).
 std::string error_of(const json::Value& row) {
-  const json::Value* occurred = row.find("error_occurred");
-  if (occurred && occurred->is_true()) return text_of(row, "error_message");
-  const json::Value* skipped = row.find("skipped");
+  const json::Value* occurred = row.find(fields::kErrorOccurred);
+  if (occurred && occurred->is_true()) return text_of(row, fields::kErrorMessage);
+  const json::Value* skipped = row.find(fields::kSkipped);
   if (skipped && (skipped->is_true() || skipped->number() > 0)) {
     const std::string message = text_of(row, "skip_message");
-    return message.empty() ? text_of(row, "error_message") : message;
+    return message.empty() ? text_of(row, fields::kErrorMessage) : message;
   }
   return "";
 }
@@ -46,29 +47,29 @@ Merge::JobFigure job_figure(const json::Value& row, std::uint64_t bytes) {
   f.error = error_of(row);
   if (!f.error.empty()) return f;
   const double us = 1e-6;
-  f.one_way_s = json::number_of(row, "latency_us") * us;
-  f.messages = static_cast<std::int64_t>(json::number_of(row, "iterations"));
-  f.batch = static_cast<std::int64_t>(json::number_of(row, "batch", 1));
-  f.pairs = static_cast<int>(json::number_of(row, "pairs", 1));
-  f.visits = static_cast<int>(json::number_of(row, "visits", 1));
-  f.time_limited = json::number_of(row, "time_limited") > 0;
-  f.ci95_pct = json::number_of(row, "ci95_pct", 100);
-  f.floor_pct = json::number_of(row, "floor_pct");
-  f.samples = static_cast<std::size_t>(json::number_of(row, "samples"));
-  f.median_s = json::number_of(row, "median_us") * us;
-  f.min_s = json::number_of(row, "min_us") * us;
-  f.max_s = json::number_of(row, "max_us") * us;
-  f.p90_s = json::number_of(row, "p90_us") * us;
-  f.p99_s = json::number_of(row, "p99_us") * us;
-  f.link_gbps = json::number_of(row, "link_gbps");
+  f.one_way_s = json::number_of(row, fields::kLatencyUs) * us;
+  f.messages = static_cast<std::int64_t>(json::number_of(row, fields::kIterations));
+  f.batch = static_cast<std::int64_t>(json::number_of(row, fields::kBatch, 1));
+  f.pairs = static_cast<int>(json::number_of(row, fields::kPairs, 1));
+  f.visits = static_cast<int>(json::number_of(row, fields::kVisits, 1));
+  f.time_limited = json::number_of(row, fields::kTimeLimited) > 0;
+  f.ci95_pct = json::number_of(row, fields::kCi95Pct, 100);
+  f.floor_pct = json::number_of(row, fields::kFloorPct);
+  f.samples = static_cast<std::size_t>(json::number_of(row, fields::kSamples));
+  f.median_s = json::number_of(row, fields::kMedianUs) * us;
+  f.min_s = json::number_of(row, fields::kMinUs) * us;
+  f.max_s = json::number_of(row, fields::kMaxUs) * us;
+  f.p90_s = json::number_of(row, fields::kP90Us) * us;
+  f.p99_s = json::number_of(row, fields::kP99Us) * us;
+  f.link_gbps = json::number_of(row, fields::kLinkGbps);
   f.fastest_s = f.one_way_s;
-  if (const double best = json::number_of(row, "pair_gbps_max"); best > 0 && f.pairs > 1)
-    f.fastest_s = f.one_way_s * json::number_of(row, "pair_gbps_min", best) / best;
+  if (const double best = json::number_of(row, fields::kPairGbpsMax); best > 0 && f.pairs > 1)
+    f.fastest_s = f.one_way_s * json::number_of(row, fields::kPairGbpsMin, best) / best;
   if (!(f.one_way_s > 0) || f.messages <= 0) f.error = "the result file holds no time for it";
   // The directions the job's GB/s counted, as its file states them (the bytes its GB/s moved in
   // one message's time, over the row's bytes and pairs): 2 for every row that moves both ways
   // at once, whatever its name says (mode:bidir, memcpy_peer's dir:bi).
-  const double moved = json::number_of(row, "GB/s") * 1e9 * f.one_way_s;
+  const double moved = json::number_of(row, fields::kGbps) * 1e9 * f.one_way_s;
   if (bytes > 0 && moved > 0)
     f.directions = std::max(1, static_cast<int>(std::lround(moved / bytes / f.pairs)));
   return f;
@@ -94,139 +95,170 @@ std::string make_up(const json::Value& x) {
 Merge::Merge(const std::vector<std::string>& files) {
   if (files.empty())
     throw UsageError("--xfer_merge: expected 2 or more result files, comma-separated");
-  std::string first_make_up;
-  std::string first_digest;
-  std::vector<std::string> first_rows;  // of the first whole job
-  std::string first_whole;
-  std::vector<JobRows> all_rows;
-  json::Value seeds = json::Value::array();
-  json::Value sources = json::Value::array();
-  std::vector<double> seen_seeds;
-  for (std::size_t job = 0; job < files.size(); ++job) {
-    const std::string& path = files[job];
-    const json::Value doc = read_document(path);
-    const json::Value* context = doc.is_object() ? doc.find("context") : nullptr;
-    const json::Value* x = context ? context->find("xferbench") : nullptr;
-    const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
-    if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
-      throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
-    // A job cut short is merged with the rows it kept (each from the visits it had): the
-    // merged result says so, as the job's own file did.
-    const json::Value* incomplete = x->find("incomplete");
-    const bool cut_short = incomplete && incomplete->is_object();
-    if (cut_short) {
-      const json::Value* reason = incomplete->find("reason");
-      cut_short_.push_back("job " + std::to_string(job + 1) + " (" + base_name(path) +
-                           ") stopped early: " + (reason ? reason->text() : "no reason given"));
-      if (const json::Value* missing = incomplete->find("not_measured");
-          missing && missing->is_array())
-        for (const json::Value& name : missing->items()) not_measured_.insert(name.text());
-    }
-    const json::Value* plan = x->find("plan");
-    const json::Value* seed = plan ? plan->find("seed") : nullptr;
-    const json::Value* planned_jobs = plan ? plan->find("jobs") : nullptr;
-    // Fewer files than planned jobs: a run stopped between jobs (the result says so); more is
-    // a mix-up.
-    if (planned_jobs && planned_jobs->number() > 1 &&
-        static_cast<std::size_t>(planned_jobs->number()) < files.size())
-      throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
-                       " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
-    if (planned_jobs)
-      planned_jobs_ = std::max(planned_jobs_, static_cast<std::size_t>(planned_jobs->number()));
-    if (const json::Value* visits = plan ? plan->find("visits") : nullptr)
-      planned_visits_ = static_cast<int>(visits->number());
-    const double seed_value = seed ? seed->number() : 0;
-    if (seed_value > 0 &&
-        std::find(seen_seeds.begin(), seen_seeds.end(), seed_value) != seen_seeds.end())
-      throw UsageError("--xfer_merge: " + path +
-                       ": the same run as an earlier file (same --xfer_seed); jobs must be runs of "
-                       "their own");
-    seen_seeds.push_back(seed_value);
-    if (const json::Value* summary = x->find("summary"); summary && summary->find("wall_time_s"))
-      jobs_wall_s_ += summary->find("wall_time_s")->number();
-    seeds.push(seed ? *seed : json::Value());
-    sources.push(base_name(path));
-
-    std::vector<std::string> names;
-    for (const json::Value& row : benchmarks->items()) {
-      if (!row.is_object() || text_of(row, "run_type") == "aggregate") continue;
-      std::string name = text_of(row, "run_name");
-      if (name.empty()) name = text_of(row, "name");
-      const auto suffix = name.find("/manual_time");
-      if (suffix != std::string::npos) name.erase(suffix);
-      const auto at = name.find("/bytes:");
-      if (at == std::string::npos)
-        throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
-      const auto repetition = static_cast<std::size_t>(json::number_of(row, "repetition_index"));
-      Row& r = rows_[name];
-      if (r.by_repetition.empty() && r.family.empty()) {
-        order_.push_back(name);
-        r.family = name.substr(0, at);
-        r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
-      }
-      if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
-      r.by_repetition[repetition].push_back(job_figure(row, r.bytes));
-      r.by_repetition[repetition].back().job = static_cast<int>(job);
-      names.push_back(name + "#" + std::to_string(repetition));
-    }
-    std::sort(names.begin(), names.end());
-    if (job == 0) {
-      first_make_up = make_up(*x);
-      context_ = *x;
-      num_cpus_ = static_cast<int>(json::number_of(*context, "num_cpus"));
-    } else if (make_up(*x) != first_make_up) {
-      throw UsageError("--xfer_merge: " + path +
-                       ": not made by the same build on the same machine "
-                       "with the same settings as " +
-                       files[0]);
-    }
-    // Whole jobs measured the same rows; a job cut short, some of them.
-    if (!cut_short && first_whole.empty()) {
-      first_rows = names;
-      first_whole = path;
-    } else if (!cut_short && names != first_rows) {
-      throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
-    }
-    // Jobs of one run time their rows alike (machine_plan.hpp): a job given other row times
-    // (--xfer_max_time, or the plan of a machine file that changed between jobs) is another run.
-    const json::Value* digest = plan ? plan->find("times_digest") : nullptr;
-    if (job == 0) {
-      first_digest = digest ? digest->text() : "";
-    } else if ((digest ? digest->text() : "") != first_digest) {
-      throw UsageError("--xfer_merge: " + path + ": its rows were given other times than " +
-                       files[0] +
-                       "'s (context.xferbench.plan.times_digest differs: --xfer_max_time, or "
-                       "the plan of --xfer_jobs=auto); the jobs of one run must measure alike");
-    }
-    all_rows.push_back({path, names, cut_short});
-    if (const json::Value* visits = x->find("visits"); visits && visits->is_object()) {
-      for (std::size_t i = 0; i < visits->keys().size(); ++i) {
-        json::Value* list = visits_.find(visits->keys()[i]);
-        if (!list) list = &visits_.set(visits->keys()[i], json::Value::array());
-        for (json::Value visit : visits->items()[i].items()) {
-          visit.set("job", static_cast<int>(job));
-          list->push(visit);
-        }
-      }
-    }
-  }
+  Reading reading;
+  for (std::size_t job = 0; job < files.size(); ++job) read_job(files, job, reading);
   jobs_ = files.size();
-  for (const auto& [path, names, cut_short] : all_rows) {
-    if (!cut_short || first_whole.empty()) continue;
-    for (const std::string& name : names) {
-      if (!std::binary_search(first_rows.begin(), first_rows.end(), name))
-        throw UsageError("--xfer_merge: " + path + ": measured other rows than " + first_whole);
-    }
-  }
-  mark_incomplete(all_rows);
+  check_cut_short_rows(reading);
+  mark_incomplete(reading.all_rows);
   if (files.size() < 2 && !incomplete_)  // one file of a run stopped early is still merged
     throw UsageError("--xfer_merge=" + files[0] +
                      ": expected FILE,FILE[,...]: one file is merged only as what a run stopped "
                      "early kept (one of --xfer_jobs=N, or cut short)");
+  record_merged(reading);
+}
+
+void Merge::read_job(const std::vector<std::string>& files, std::size_t job, Reading& reading) {
+  const std::string& path = files[job];
+  const json::Value doc = read_document(path);
+  const json::Value* context = doc.is_object() ? doc.find("context") : nullptr;
+  const json::Value* x = context ? context->find("xferbench") : nullptr;
+  const json::Value* benchmarks = doc.is_object() ? doc.find("benchmarks") : nullptr;
+  if (!x || !x->is_object() || !benchmarks || !benchmarks->is_array())
+    throw UsageError("--xfer_merge: " + path + ": not an xferbench result file");
+  const bool cut_short = note_cut_short(job, path, *x);
+  read_plan(files, job, *x, reading);
+  jobs_wall_s_ += json::number_of(json::member(*x, fields::kSummary), fields::kWallTimeS);
+  reading.sources.push(base_name(path));
+  const std::vector<std::string> names = read_rows(job, path, *benchmarks);
+  check_same_run(files, job, *context, *x, cut_short, names, reading);
+  reading.all_rows.push_back({path, names, cut_short});
+  add_visits(job, *x);
+}
+
+bool Merge::note_cut_short(std::size_t job, const std::string& path, const json::Value& x) {
+  // A job cut short is merged with the rows it kept (each from the visits it had): the
+  // merged result says so, as the job's own file did.
+  const json::Value* incomplete = x.find(fields::kIncomplete);
+  const bool cut_short = incomplete && incomplete->is_object();
+  if (cut_short) {
+    const json::Value* reason = incomplete->find(fields::kReason);
+    cut_short_.push_back("job " + std::to_string(job + 1) + " (" + base_name(path) +
+                         ") stopped early: " + (reason ? reason->text() : "no reason given"));
+    if (const json::Value* missing = incomplete->find(fields::kNotMeasured);
+        missing && missing->is_array())
+      for (const json::Value& name : missing->items()) not_measured_.insert(name.text());
+  }
+  return cut_short;
+}
+
+void Merge::read_plan(const std::vector<std::string>& files, std::size_t job, const json::Value& x,
+                      Reading& reading) {
+  const std::string& path = files[job];
+  const json::Value* plan = x.find(fields::kPlan);
+  const json::Value* seed = plan ? plan->find(fields::kSeed) : nullptr;
+  const json::Value* planned_jobs = plan ? plan->find(fields::kJobs) : nullptr;
+  // Fewer files than planned jobs: a run stopped between jobs (the result says so); more is
+  // a mix-up.
+  if (planned_jobs && planned_jobs->number() > 1 &&
+      static_cast<std::size_t>(planned_jobs->number()) < files.size())
+    throw UsageError("--xfer_merge: " + path + ": made as one of " + planned_jobs->dump(0) +
+                     " jobs (--xfer_jobs), not of " + std::to_string(files.size()));
+  if (planned_jobs)
+    planned_jobs_ = std::max(planned_jobs_, static_cast<std::size_t>(planned_jobs->number()));
+  if (const json::Value* visits = plan ? plan->find(fields::kVisits) : nullptr)
+    planned_visits_ = static_cast<int>(visits->number());
+  const double seed_value = seed ? seed->number() : 0;
+  if (seed_value > 0 && std::find(reading.seen_seeds.begin(), reading.seen_seeds.end(),
+                                  seed_value) != reading.seen_seeds.end())
+    throw UsageError("--xfer_merge: " + path +
+                     ": the same run as an earlier file (same --xfer_seed); jobs must be runs of "
+                     "their own");
+  reading.seen_seeds.push_back(seed_value);
+  reading.seeds.push(seed ? *seed : json::Value());
+}
+
+std::vector<std::string> Merge::read_rows(std::size_t job, const std::string& path,
+                                          const json::Value& benchmarks) {
+  std::vector<std::string> names;
+  for (const json::Value& row : benchmarks.items()) {
+    if (!row.is_object() || text_of(row, fields::kRunType) == "aggregate") continue;
+    std::string name = text_of(row, fields::kRunName);
+    if (name.empty()) name = text_of(row, fields::kName);
+    const auto suffix = name.find("/manual_time");
+    if (suffix != std::string::npos) name.erase(suffix);
+    const auto at = name.find("/bytes:");
+    if (at == std::string::npos)
+      throw UsageError("--xfer_merge: " + path + ": row '" + name + "' names no size");
+    const auto repetition =
+        static_cast<std::size_t>(json::number_of(row, fields::kRepetitionIndex));
+    Row& r = rows_[name];
+    if (r.by_repetition.empty() && r.family.empty()) {
+      order_.push_back(name);
+      r.family = name.substr(0, at);
+      r.bytes = std::strtoull(name.c_str() + at + 7, nullptr, 10);
+    }
+    if (r.by_repetition.size() <= repetition) r.by_repetition.resize(repetition + 1);
+    r.by_repetition[repetition].push_back(job_figure(row, r.bytes));
+    r.by_repetition[repetition].back().job = static_cast<int>(job);
+    names.push_back(name + "#" + std::to_string(repetition));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Merge::check_same_run(const std::vector<std::string>& files, std::size_t job,
+                           const json::Value& context, const json::Value& x, bool cut_short,
+                           const std::vector<std::string>& names, Reading& reading) {
+  const std::string& path = files[job];
+  if (job == 0) {
+    reading.first_make_up = make_up(x);
+    context_ = x;
+    num_cpus_ = static_cast<int>(json::number_of(context, "num_cpus"));
+  } else if (make_up(x) != reading.first_make_up) {
+    throw UsageError("--xfer_merge: " + path +
+                     ": not made by the same build on the same machine "
+                     "with the same settings as " +
+                     files[0]);
+  }
+  // Whole jobs measured the same rows; a job cut short, some of them.
+  if (!cut_short && reading.first_whole.empty()) {
+    reading.first_rows = names;
+    reading.first_whole = path;
+  } else if (!cut_short && names != reading.first_rows) {
+    throw UsageError("--xfer_merge: " + path + ": measured other rows than " + reading.first_whole);
+  }
+  // Jobs of one run time their rows alike (machine_plan.hpp): a job given other row times
+  // (--xfer_max_time, or the plan of a machine file that changed between jobs) is another run.
+  const std::string digest = json::text_of(json::member(x, fields::kPlan), fields::kTimesDigest);
+  if (job == 0) {
+    reading.first_digest = digest;
+  } else if (digest != reading.first_digest) {
+    throw UsageError("--xfer_merge: " + path + ": its rows were given other times than " +
+                     files[0] +
+                     "'s (context.xferbench.plan.times_digest differs: --xfer_max_time, or "
+                     "the plan of --xfer_jobs=auto); the jobs of one run must measure alike");
+  }
+}
+
+void Merge::add_visits(std::size_t job, const json::Value& x) {
+  if (const json::Value* visits = x.find(fields::kVisits); visits && visits->is_object()) {
+    for (std::size_t i = 0; i < visits->keys().size(); ++i) {
+      json::Value* list = visits_.find(visits->keys()[i]);
+      if (!list) list = &visits_.set(visits->keys()[i], json::Value::array());
+      for (json::Value visit : visits->items()[i].items()) {
+        visit.set("job", static_cast<int>(job));
+        list->push(visit);
+      }
+    }
+  }
+}
+
+void Merge::check_cut_short_rows(const Reading& reading) const {
+  for (const auto& [path, names, cut_short] : reading.all_rows) {
+    if (!cut_short || reading.first_whole.empty()) continue;
+    for (const std::string& name : names) {
+      if (!std::binary_search(reading.first_rows.begin(), reading.first_rows.end(), name))
+        throw UsageError("--xfer_merge: " + path + ": measured other rows than " +
+                         reading.first_whole);
+    }
+  }
+}
+
+void Merge::record_merged(const Reading& reading) {
   json::Value merged = json::Value::object();
-  merged.set("jobs", jobs_);
-  merged.set("sources", sources);
-  merged.set("seeds", seeds);
+  merged.set(fields::kJobs, jobs_);
+  merged.set("sources", reading.sources);
+  merged.set("seeds", reading.seeds);
   // How a row's interval was made (pooled.hpp): the pool's size window and the noisier-row test.
   json::Value interval = json::Value::object();
   interval.set("rule", "between-job variance of log time pooled over the family's rows");
@@ -234,14 +266,14 @@ Merge::Merge(const std::vector<std::string>& files) {
   interval.set("noisier_alpha", kNoisierAlpha);
   interval.set("run_floors", json::Value());  // add_run_level: the machine file
   merged.set("interval", interval);
-  context_.set("jobs", jobs_);
+  context_.set(fields::kJobs, jobs_);
   context_.set("merged", merged);
-  context_.set("summary", json::Value());
+  context_.set(fields::kSummary, json::Value());
 }
 
 json::Value Merge::machine_match() const { return xfer::machine_match(context_, num_cpus_); }
 
-void Merge::add_run_level(const MachineFloors& machine) {
+void Merge::add_run_level(const MachineFile& machine) {
   for (auto& [name, row] : rows_) row.run = machine.run_level(name);
   context_.find("merged")->find("interval")->set("run_floors", machine.file());
 }
@@ -252,38 +284,36 @@ void Merge::mark_incomplete(const std::vector<JobRows>& jobs) {
     why.push_back(std::to_string(jobs.size()) + " of " + std::to_string(planned_jobs_) +
                   " planned jobs merged (the run stopped before the others)");
   if (why.empty()) {
-    context_.set("incomplete", json::Value());
+    context_.set(fields::kIncomplete, json::Value());
     return;
   }
   std::string reason = "merged from jobs cut short";
   for (const auto& w : why) reason += "; " + w;
   json::Value incomplete = json::Value::object();
-  incomplete.set("reason", reason);
-  incomplete.set("jobs", jobs.size());
+  incomplete.set(fields::kReason, reason);
+  incomplete.set(fields::kJobs, jobs.size());
   incomplete.set("jobs_planned", std::max(planned_jobs_, jobs.size()));
   incomplete.set("rows", order_.size());
   json::Value missing = json::Value::array();
   for (const std::string& name : not_measured_) {  // by no job at all
     if (rows_.count(name.substr(0, name.find(" (repetition"))) == 0) missing.push(name);
   }
-  incomplete.set("not_measured", missing);
-  context_.set("incomplete", incomplete);
+  incomplete.set(fields::kNotMeasured, missing);
+  context_.set(fields::kIncomplete, incomplete);
   incomplete_ = true;
 }
 
 std::string Merge::incomplete_reason() const {
-  const json::Value* incomplete = context_.find("incomplete");
-  const json::Value* reason =
-      incomplete && incomplete->is_object() ? incomplete->find("reason") : nullptr;
-  return reason ? reason->text() : "";
+  return json::text_of(json::member(context_, fields::kIncomplete), fields::kReason);
 }
 
 std::vector<Skip> Merge::skips() const {
   std::vector<Skip> out;
-  if (const json::Value* skipped = context_.find("skipped"); skipped && skipped->is_array()) {
+  if (const json::Value* skipped = context_.find(fields::kSkipped);
+      skipped && skipped->is_array()) {
     for (const json::Value& s : skipped->items()) {
       const json::Value* path = s.find("path");
-      const json::Value* reason = s.find("reason");
+      const json::Value* reason = s.find(fields::kReason);
       if (path && reason) out.push_back({path->text(), reason->text()});
     }
   }

@@ -38,7 +38,7 @@ class Merge {
   json::Value machine_match() const;
   // Adds to each row's interval the run-level spread that `machine`'s run_floors state for it
   // (pooled.hpp, with_run_level); context.xferbench.merged.interval.run_floors names the file.
-  void add_run_level(const MachineFloors& machine);
+  void add_run_level(const MachineFile& machine);
 
   // Registers every row with Google Benchmark, in the first file's order; each call reports
   // the merged figure of that row's next repetition.
@@ -90,6 +90,37 @@ class Merge {
     std::vector<std::string> names;  // "row#repetition", sorted
     bool cut_short = false;
   };
+  // What reading the files gathers for the checks between them and for "merged".
+  struct Reading {
+    std::string first_make_up;
+    std::string first_digest;
+    std::vector<std::string> first_rows;  // of the first whole job
+    std::string first_whole;
+    std::vector<JobRows> all_rows;
+    json::Value seeds = json::Value::array();
+    json::Value sources = json::Value::array();
+    std::vector<double> seen_seeds;
+  };
+  // The constructor's steps, in order: each file (`job` of `files`) read and checked against
+  // the others, then the rows of the jobs cut short, the incomplete mark and
+  // context.xferbench.merged.
+  void read_job(const std::vector<std::string>& files, std::size_t job, Reading& reading);
+  // Notes a job cut short (its reason, the rows it did not measure); whether it was.
+  bool note_cut_short(std::size_t job, const std::string& path, const json::Value& x);
+  // The job's plan: the jobs and visits planned, its seed (a seed twice is one run twice).
+  void read_plan(const std::vector<std::string>& files, std::size_t job, const json::Value& x,
+                 Reading& reading);
+  // The job's figures into rows_; the names of its rows ("row#repetition"), sorted.
+  std::vector<std::string> read_rows(std::size_t job, const std::string& path,
+                                     const json::Value& benchmarks);
+  // The same build, machine, settings, rows and row times as the first job's.
+  void check_same_run(const std::vector<std::string>& files, std::size_t job,
+                      const json::Value& context, const json::Value& x, bool cut_short,
+                      const std::vector<std::string>& names, Reading& reading);
+  void add_visits(std::size_t job, const json::Value& x);
+  // A job cut short measured only rows the whole jobs measured.
+  void check_cut_short_rows(const Reading& reading) const;
+  void record_merged(const Reading& reading);
   void mark_incomplete(const std::vector<JobRows>& jobs);
 
   std::size_t jobs_ = 0;

@@ -20,6 +20,7 @@
 #include "harness/progress.hpp"
 #include "harness/summary.hpp"
 #include "mpi/world.hpp"
+#include "report/displays.hpp"
 
 namespace xfer {
 
@@ -29,20 +30,9 @@ namespace xfer {
 std::vector<benchmark::BenchmarkReporter::Run> without_non_finite_counters(
     const std::vector<benchmark::BenchmarkReporter::Run>& runs);
 
-// Where the result file is written before it is renamed into place.
-std::string temp_path_for(const std::string& out_path);
-// /dev/null, a FIFO, a terminal: written to straight, once, never renamed over.
-bool is_special_file(const std::string& path);
-
 // True if Google Benchmark marked this run failed (SkipWithError), in 1.7 and 1.8 alike.
 bool run_failed(const benchmark::BenchmarkReporter::Run& run);
 std::string run_message(const benchmark::BenchmarkReporter::Run& run);
-
-// Inserts `"xferbench": <context_json>,` as the first member of the "context" object.
-std::string splice_context(const std::string& gb_json, const std::string& context_json);
-
-// Counters the console shows (the file keeps them all); the label shows the precision.
-bool shown_on_console(const std::string& counter);
 
 class RankZeroReporter : public benchmark::BenchmarkReporter, public VisitObserver {
  public:
@@ -80,6 +70,7 @@ class RankZeroReporter : public benchmark::BenchmarkReporter, public VisitObserv
   bool output_failed() const { return output_failed_; }
 
  private:
+  // stop_early, write_kept and keep_current are the checkpoints (checkpoints.cpp).
   // The run ended before its last visit: the result file keeps every row with a visit, marked
   // incomplete with `reason`; rank 0 says so on stderr.
   void stop_early(const std::string& reason);

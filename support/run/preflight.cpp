@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
-#include "report/reporter.hpp"
+#include "base/files.hpp"
 
 namespace xfer {
 namespace {

@@ -26,8 +26,8 @@ double share_ceiling(const World& world, double mine) {
 }
 }  // namespace
 
-std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
-  std::vector<Slot> order;
+std::vector<ScheduledVisit> schedule(std::size_t rows, const VisitPlan& plan) {
+  std::vector<ScheduledVisit> order;
   for (int round = 0; round < plan.visits; ++round) {
     const std::size_t begin = order.size();
     for (std::size_t row = 0; row < rows; ++row) {
@@ -47,7 +47,7 @@ std::vector<Slot> schedule(std::size_t rows, const Plan& plan) {
 }
 
 Runner::Runner(const Registry& registry, std::vector<std::size_t> selected,
-               std::vector<double> floor_pct, const Plan& plan, const Harness& harness,
+               std::vector<double> floor_pct, const VisitPlan& plan, const Harness& harness,
                std::chrono::steady_clock::time_point started)
     : registry_(registry),
       selected_(std::move(selected)),
@@ -76,11 +76,11 @@ void Runner::register_rows() {
   }
 }
 
-Row Runner::row_for(const Slot& slot) const {
-  const RowSpec& spec = registry_.rows()[selected_[slot.row]];
+Row Runner::row_for(const ScheduledVisit& scheduled) const {
+  const RowSpec& spec = registry_.rows()[selected_[scheduled.row]];
   // Each visit gets its share of the row's time and minimums, and a pattern of its own.
   Precision share = h_.config.precision;
-  if (slot.row < plan_.max_time_s.size()) share.max_time_s = plan_.max_time_s[slot.row];
+  if (scheduled.row < plan_.max_time_s.size()) share.max_time_s = plan_.max_time_s[scheduled.row];
   const double visits = plan_.visits * plan_.jobs;  // the row's visits in all jobs together
   share.max_time_s /= visits;
   share.min_time_s /= visits;
@@ -89,7 +89,8 @@ Row Runner::row_for(const Slot& slot) const {
   share.min_samples_on_time = visits >= 3 ? 1 : 2;
   // The visits' mean is known to the target once each visit is known to target * sqrt(visits).
   share.target_pct *= std::sqrt(visits);
-  const auto ordinal = static_cast<std::uint64_t>(slot.round * plan_.repetitions + slot.repetition);
+  const auto ordinal =
+      static_cast<std::uint64_t>(scheduled.round * plan_.repetitions + scheduled.repetition);
   const std::uint64_t seed = mix64(spec.seed + ordinal);
   double scale = random_factor(h_.config.test_shift_pct, mix64(seed ^ 0x5EEDULL));
   if (slowdown_ && std::regex_search(spec.name, *slowdown_)) scale *= 1 + slowdown_pct_ / 100;
@@ -98,22 +99,23 @@ Row Runner::row_for(const Slot& slot) const {
   const bool warm_large =
       spec.big_warm_up == BigWarmUp::EveryVisit || family_new ||
       (spec.big_warm_up == BigWarmUp::FirstInProcess && warmed_large_.count(spec.family) == 0);
-  Row row{spec.name, spec.path, spec.bytes, seed, share, messages_[slot.row], scale, warm_large};
-  row.round = slot.round;
+  Row row{spec.name, spec.path, spec.bytes, seed, share, messages_[scheduled.row],
+          scale,     warm_large};
+  row.round = scheduled.round;
   return row;
 }
 
-void Runner::visit(const Slot& slot) {
-  auto& done = visits_[slot.row][slot.repetition];
+void Runner::visit(const ScheduledVisit& scheduled) {
+  auto& done = visits_[scheduled.row][scheduled.repetition];
   // After a failed visit the figure is failed: the rest of its visits would change nothing.
   if (stop_.stopped() ||
       std::any_of(done.begin(), done.end(), [](const VisitRecord& r) { return r.visit.failed(); }))
     return;
-  const Row row = row_for(slot);
-  const RowSpec& spec = registry_.rows()[selected_[slot.row]];
+  const Row row = row_for(scheduled);
+  const RowSpec& spec = registry_.rows()[selected_[scheduled.row]];
   VisitRecord record;
-  record.round = slot.round;
-  record.repetition = slot.repetition;
+  record.round = scheduled.round;
+  record.repetition = scheduled.repetition;
   record.after = last_row_;
   const auto begin = std::chrono::steady_clock::now();
   record.at_s = std::chrono::duration<double>(begin - started_).count();
@@ -133,13 +135,13 @@ void Runner::visit(const Slot& slot) {
   stop_ = h_.world.first_stop(stop_here());
   h_.watchdog.disarm();
   record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (record.visit.measured() && messages_[slot.row] == 0)
-    messages_[slot.row] = record.visit.measurement().messages;
+  if (record.visit.measured() && messages_[scheduled.row] == 0)
+    messages_[scheduled.row] = record.visit.measurement().messages;
   if (!h_.config.test_rank_dump.empty()) {
     std::ofstream dump(
         h_.config.test_rank_dump + "/rank" + std::to_string(h_.world.rank()) + ".txt",
         std::ios::app);
-    dump << row.name << " round:" << slot.round << " repetition:" << slot.repetition
+    dump << row.name << " round:" << scheduled.round << " repetition:" << scheduled.repetition
          << " messages:" << (record.visit.measured() ? record.visit.measurement().messages : 0)
          << "\n";
   }
@@ -150,7 +152,7 @@ void Runner::visit(const Slot& slot) {
   }
   done.push_back(std::move(record));
   if (observer_)
-    observer_->visited(next_ == schedule_.size() || schedule_[next_].round != slot.round ||
+    observer_->visited(next_ == schedule_.size() || schedule_[next_].round != scheduled.round ||
                        stop_.stopped());
 }
 

@@ -29,7 +29,7 @@
 
 namespace xfer {
 
-struct Plan {
+struct VisitPlan {
   int visits = 1;       // per reported figure
   int jobs = 1;         // separate jobs whose figures will be merged: each gets 1/jobs of the time
   int repetitions = 1;  // Google Benchmark's --benchmark_repetitions
@@ -41,19 +41,20 @@ struct Plan {
 };
 
 // The order of the visits: (index into the selected rows, repetition), round after round.
-struct Slot {
+struct ScheduledVisit {
   std::size_t row;
   int repetition;
   int round;
 };
-std::vector<Slot> schedule(std::size_t rows, const Plan& plan);
+std::vector<ScheduledVisit> schedule(std::size_t rows, const VisitPlan& plan);
 
 class Runner : public RunProgress {
  public:
   // `selected`: indices into registry.rows(), in the order rows are reported. `floor_pct`: per
   // selected row, the floor its figure carries.
   Runner(const Registry& registry, std::vector<std::size_t> selected, std::vector<double> floor_pct,
-         const Plan& plan, const Harness& harness, std::chrono::steady_clock::time_point started);
+         const VisitPlan& plan, const Harness& harness,
+         std::chrono::steady_clock::time_point started);
 
   // Registers the selected rows with Google Benchmark.
   void register_rows();
@@ -71,16 +72,16 @@ class Runner : public RunProgress {
  private:
   void report(benchmark::State& state, std::size_t index);
   void run_until(std::size_t index, int repetition);
-  void visit(const Slot& slot);
-  Row row_for(const Slot& slot) const;
+  void visit(const ScheduledVisit& scheduled);
+  Row row_for(const ScheduledVisit& scheduled) const;
 
   const Registry& registry_;
   std::vector<std::size_t> selected_;
   std::vector<double> floor_pct_;
-  Plan plan_;
+  VisitPlan plan_;
   Harness h_;  // by value: it is three references
   std::chrono::steady_clock::time_point started_;
-  std::vector<Slot> schedule_;
+  std::vector<ScheduledVisit> schedule_;
   std::size_t next_ = 0;
   // Per selected row: its visits by repetition, how many times Google Benchmark has called it,
   // and the message count its first measured visit timed (the later ones time as many, or more
@@ -88,7 +89,7 @@ class Runner : public RunProgress {
   std::vector<std::vector<std::vector<VisitRecord>>> visits_;
   std::vector<int> calls_;
   std::vector<std::int64_t> messages_;
-  std::vector<std::vector<std::size_t>> last_;  // [row][repetition]: its last slot
+  std::vector<std::vector<std::size_t>> last_;  // [row][repetition]: its last place in schedule_
   std::unique_ptr<std::regex> slowdown_;        // --xfer_test_slowdown
   double slowdown_pct_ = 0;
   std::string last_row_;

@@ -127,10 +127,8 @@ std::optional<int> prepare_links(Registry& registry, const World& world) {
     std::uint64_t status = 0;
     if (world.is_root()) {
       std::vector<std::string> buses;
-      const json::Value* cuda = context.find("cuda");
-      const json::Value* devices = cuda && cuda->is_object() ? cuda->find("devices") : nullptr;
-      for (const auto& d : devices ? devices->items() : std::vector<json::Value>{})
-        buses.push_back(d.find("pci_bus_id") ? d.find("pci_bus_id")->text() : "");
+      for (const auto& d : json::member(json::member(context, "cuda"), "devices").items())
+        buses.push_back(json::text_of(d, "pci_bus_id"));
       try {
         const auto files = links::record_answers(*answers, buses, config.dump_links);
         std::fprintf(stderr,
@@ -168,15 +166,15 @@ std::uint64_t agreed_seed(const Config& config, const World& world) {
   return world.broadcast(seed, 0);
 }
 
-MachineFile agreed_machine_file(const Config& config, const json::Value& context,
-                                const World& world) {
+MachineFileAgreement agreed_machine_file(const Config& config, const json::Value& context,
+                                         const World& world) {
   enum Kind : std::uint64_t { kNone, kFile, kRefused };
   std::uint64_t kind = kNone;
-  MachineFile out;
+  MachineFileAgreement out;
   std::string path, text;
   if (world.is_root() && config.floor_pct < 0) {
     try {
-      out.machine = load_machine_floors(
+      out.machine = load_machine_file(
           config.floor_file, machine_match(context, benchmark::CPUInfo::Get().num_cpus), &text);
       if (!out.machine.file().empty()) kind = kFile;
       path = out.machine.file();
@@ -191,14 +189,14 @@ MachineFile agreed_machine_file(const Config& config, const json::Value& context
   } else if (kind == kFile) {
     path = world.broadcast(path, 0);
     text = world.broadcast(text, 0);
-    if (!world.is_root()) out.machine = MachineFloors(path, text, json::Value());
+    if (!world.is_root()) out.machine = MachineFile(path, text, json::Value());
   }
   return out;
 }
 
 std::vector<double> row_floors(const Config& config, const Registry& registry,
-                               const std::vector<std::size_t>& selected,
-                               const MachineFloors& machine, json::Value& context) {
+                               const std::vector<std::size_t>& selected, const MachineFile& machine,
+                               json::Value& context) {
   json::Value record = json::Value::object();
   record.set("file", machine.file().empty() ? json::Value() : machine.file());
   if (config.floor_pct >= 0) record.set("pct", config.floor_pct);
@@ -295,20 +293,21 @@ int run_benchmarks(int argc, char** argv, const CommandLine& cl,
     return 2;
   }
   // The machine file gives the floors, and to --xfer_jobs=auto the jobs and the rows' times.
-  const MachineFile file = agreed_machine_file(config, context, world);  // collective
+  const MachineFileAgreement file = agreed_machine_file(config, context, world);  // collective
   if (!file.refused.empty()) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", file.refused.c_str());
     return 2;
   }
-  const MachineFloors& machine = file.machine;
+  const MachineFile& machine = file.machine;
   if (world.is_root() && !machine.file().empty())
     std::fprintf(stderr, "xferbench: floor of this machine from %s\n", machine.file().c_str());
   std::vector<std::string> names;
   for (const std::size_t i : selection.rows) names.push_back(registry.rows()[i].name);
   const JobsAndTimes jobs_and_times = plan_jobs_and_times(config, machine, names);
   record_jobs_and_times(*context.find("plan"), jobs_and_times, machine);
-  const Plan plan{config.visits, jobs_and_times.jobs,      config.repetitions, config.interleave,
-                  seed,          jobs_and_times.max_time_s};
+  const VisitPlan plan{
+      config.visits, jobs_and_times.jobs,      config.repetitions, config.interleave,
+      seed,          jobs_and_times.max_time_s};
   const std::vector<double> floors = row_floors(config, registry, selection.rows, machine, context);
   Runner runner(registry, selection.rows, floors, plan,
                 Harness{config, world, watchdog, checked.pairs}, started);
@@ -351,7 +350,7 @@ int run_merge(int argc, char** argv, const CommandLine& cl,
     merged = std::make_unique<Merge>(config.merge);
     // The run level of the jobs' machine, from its floor file (--xfer_floor=PCT: none).
     if (config.floor_pct < 0) {
-      const MachineFloors machine = load_machine_floors(config.floor_file, merged->machine_match());
+      const MachineFile machine = load_machine_file(config.floor_file, merged->machine_match());
       if (!machine.file().empty()) {
         merged->add_run_level(machine);
         if (world.is_root())

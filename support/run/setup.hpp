@@ -44,19 +44,19 @@ std::optional<int> prepare_links(Registry& registry, const World& world);
 // This machine's file (jobs/floor.hpp), read and checked by rank 0 and sent to every rank
 // (other nodes may not see it): none where there is none; `refused` where one was asked for
 // and cannot be used, on every rank.
-struct MachineFile {
-  MachineFloors machine;
+struct MachineFileAgreement {
+  MachineFile machine;
   std::string refused;
 };
-MachineFile agreed_machine_file(const Config& config, const json::Value& context,
-                                const World& world);
+MachineFileAgreement agreed_machine_file(const Config& config, const json::Value& context,
+                                         const World& world);
 
 // The floor each selected row's figure carries: --xfer_floor=PCT; else this machine's floor
 // file for the families it holds; else the path's built-in one. context.xferbench.floor says
 // which: per family, the sizes whose floor came from "flag", "machine" or "built-in".
 std::vector<double> row_floors(const Config& config, const Registry& registry,
-                               const std::vector<std::size_t>& selected,
-                               const MachineFloors& machine, json::Value& context);
+                               const std::vector<std::size_t>& selected, const MachineFile& machine,
+                               json::Value& context);
 
 // The run's exit status from what the reporter saw: 1 for a failed row, a required path that
 // was skipped or gave no rows, or a result file that could not be written.

@@ -38,7 +38,7 @@ const std::string kPlan =
 // What reading `text` as F.json says: "(accepted)" or the UsageError.
 std::string refusal(const std::string& text) {
   try {
-    MachineFloors("F.json", text, json::Value());
+    MachineFile("F.json", text, json::Value());
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -50,7 +50,7 @@ std::string name(std::uint64_t bytes, const char* family = kHost) {
 }
 
 TEST(FloorFile, FormatOneHoldsFloorsOnly) {
-  const MachineFloors m("F.json", floor_v1(), json::Value());
+  const MachineFile m("F.json", floor_v1(), json::Value());
   EXPECT_EQ(m.pct(name(8)), 9.5);
   EXPECT_EQ(m.pct(name(16)), 9.5);      // the nearest size within 8x
   EXPECT_EQ(m.pct(name(1 << 20)), -1);  // none that near: the built-in floor stays
@@ -60,7 +60,7 @@ TEST(FloorFile, FormatOneHoldsFloorsOnly) {
 }
 
 TEST(FloorFile, FormatTwoHoldsRunFloorsAndAPlan) {
-  const MachineFloors m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
+  const MachineFile m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
   EXPECT_EQ(m.pct(name(4096)), 4.2);
   const RunLevel small = m.run_level(name(32));  // nearest: 8 B
   EXPECT_EQ(small.sd_pct, 2.5);
@@ -77,7 +77,7 @@ TEST(FloorFile, FormatTwoHoldsRunFloorsAndAPlan) {
 }
 
 TEST(FloorFile, FormatTwoBeforeAPlanIsMade) {
-  const MachineFloors m("F.json", floor_v2("{}", "null"), json::Value());
+  const MachineFile m("F.json", floor_v2("{}", "null"), json::Value());
   EXPECT_EQ(m.pct(name(8)), 9.5);
   EXPECT_EQ(m.run_level(name(8)).df, 0);
   EXPECT_EQ(m.plan_jobs(), 0);
@@ -118,9 +118,9 @@ TEST(FloorFile, BadShapesNameTheFileAndTheMember) {
 TEST(FloorFile, AnotherMachinesFileIsRefused) {
   json::Value mine = json::Value::object();
   mine.set("world_size", 2);
-  EXPECT_NO_THROW(MachineFloors("F.json", floor_v1(), mine));
+  EXPECT_NO_THROW(MachineFile("F.json", floor_v1(), mine));
   mine.set("world_size", 4);
-  EXPECT_THROW(MachineFloors("F.json", floor_v1(), mine), UsageError);
+  EXPECT_THROW(MachineFile("F.json", floor_v1(), mine), UsageError);
 }
 
 TEST(FloorFile, ThisMachinesMalformedFileIsFoundSoThatReadingItSaysWhy) {
@@ -139,7 +139,7 @@ TEST(FloorFile, ThisMachinesMalformedFileIsFoundSoThatReadingItSaysWhy) {
   mine.set("world_size", 2);
   const std::string found = find_machine_floors(dir.string(), mine);
   EXPECT_EQ(found, (dir / "c-mine.json").string());
-  EXPECT_THROW(MachineFloors(found, read_floor_text(found), mine), UsageError);
+  EXPECT_THROW(MachineFile(found, read_floor_text(found), mine), UsageError);
   mine.set("world_size", 8);
   EXPECT_EQ(find_machine_floors(dir.string(), mine), "");
   fs::remove_all(dir);
@@ -154,7 +154,7 @@ Config auto_config(bool max_time_given = false) {
 }
 
 TEST(JobsAndTimes, AutoTakesThePlansJobsAndRowTimes) {
-  const MachineFloors m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
+  const MachineFile m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
   const std::vector<std::string> rows = {name(8), name(16), name(4096)};
   const JobsAndTimes chosen = plan_jobs_and_times(auto_config(), m, rows);
   EXPECT_EQ(chosen.jobs, 5);
@@ -171,7 +171,7 @@ TEST(JobsAndTimes, AutoTakesThePlansJobsAndRowTimes) {
 }
 
 TEST(JobsAndTimes, AGivenMaxTimeKeepsEveryRowsTimeButNotTheJobs) {
-  const MachineFloors m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
+  const MachineFile m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
   const std::vector<std::string> rows = {name(8), name(4096)};
   Config c = auto_config(true);
   c.precision.max_time_s = 0.2;
@@ -184,9 +184,8 @@ TEST(JobsAndTimes, AGivenMaxTimeKeepsEveryRowsTimeButNotTheJobs) {
 
 TEST(JobsAndTimes, AutoWithoutAPlanRunsThreeJobsOfTheFlagsTime) {
   const std::vector<std::string> rows = {name(8)};
-  for (const MachineFloors& m :
-       {MachineFloors(), MachineFloors("F.json", floor_v1(), json::Value()),
-        MachineFloors("F.json", floor_v2("{}", "null"), json::Value())}) {
+  for (const MachineFile& m : {MachineFile(), MachineFile("F.json", floor_v1(), json::Value()),
+                               MachineFile("F.json", floor_v2("{}", "null"), json::Value())}) {
     const JobsAndTimes chosen = plan_jobs_and_times(auto_config(), m, rows);
     EXPECT_EQ(chosen.jobs, 3);
     EXPECT_EQ(chosen.source, "default");
@@ -200,7 +199,7 @@ TEST(JobsAndTimes, AutoWithoutAPlanRunsThreeJobsOfTheFlagsTime) {
 }
 
 TEST(JobsAndTimes, GivenJobsIgnoreThePlan) {
-  const MachineFloors m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
+  const MachineFile m("F.json", floor_v2(kRunFloors, kPlan), json::Value());
   Config c;
   c.jobs = 4;
   const JobsAndTimes chosen = plan_jobs_and_times(c, m, {name(8)});

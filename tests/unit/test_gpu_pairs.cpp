@@ -33,14 +33,14 @@ GpuPairs pairs(const std::string& text) { return parse_gpu_pairs(text, "--xfer_g
 GpuPairs default_pairs() { return GpuPairs{}; }
 
 template <class Family>
-std::vector<std::string> names(const Plan<Family>& plan) {
+std::vector<std::string> names(const CopyPlan<Family>& plan) {
   std::vector<std::string> out;
   for (const auto& f : plan.families) out.push_back(f.name());
   return out;
 }
 
 template <class Family>
-const Skip* find_skip(const Plan<Family>& plan, const std::string& path) {
+const Skip* find_skip(const CopyPlan<Family>& plan, const std::string& path) {
   for (const auto& s : plan.skips) {
     if (s.path == path) return &s;
   }

@@ -16,9 +16,9 @@ namespace {
 
 using Key = std::pair<std::size_t, int>;  // (row, repetition)
 
-std::vector<Key> round_of(const std::vector<Slot>& order, int round) {
+std::vector<Key> round_of(const std::vector<ScheduledVisit>& order, int round) {
   std::vector<Key> out;
-  for (const Slot& s : order)
+  for (const ScheduledVisit& s : order)
     if (s.round == round) out.emplace_back(s.row, s.repetition);
   return out;
 }
@@ -32,11 +32,11 @@ std::vector<Key> in_row_order(std::size_t rows, int repetitions) {
 }
 
 TEST(Schedule, EveryFigureGetsOneVisitPerRoundRoundAfterRound) {
-  Plan plan;
+  VisitPlan plan;
   plan.visits = 3;
   plan.repetitions = 2;
   plan.seed = 12345;
-  const std::vector<Slot> order = schedule(10, plan);
+  const std::vector<ScheduledVisit> order = schedule(10, plan);
   ASSERT_EQ(order.size(), 10u * 2 * 3);
   for (std::size_t i = 1; i < order.size(); ++i)
     EXPECT_LE(order[i - 1].round, order[i].round) << "rounds do not overlap";
@@ -48,25 +48,25 @@ TEST(Schedule, EveryFigureGetsOneVisitPerRoundRoundAfterRound) {
 }
 
 TEST(Schedule, RoundsBeforeTheLastAreShuffledByTheSeedAlone) {
-  Plan plan;
+  VisitPlan plan;
   plan.visits = 3;
   plan.seed = 7;
-  const std::vector<Slot> order = schedule(12, plan);
+  const std::vector<ScheduledVisit> order = schedule(12, plan);
   // Every rank computes it from the agreed seed: the same seed, the same order.
-  const std::vector<Slot> again = schedule(12, plan);
+  const std::vector<ScheduledVisit> again = schedule(12, plan);
   for (int round = 0; round < 3; ++round) EXPECT_EQ(round_of(order, round), round_of(again, round));
   EXPECT_NE(round_of(order, 0), in_row_order(12, 1));
   EXPECT_NE(round_of(order, 1), in_row_order(12, 1));
   EXPECT_NE(round_of(order, 0), round_of(order, 1));  // each round its own order
   // The last round runs in the rows' order, so rows are reported as they finish.
   EXPECT_EQ(round_of(order, 2), in_row_order(12, 1));
-  Plan other = plan;
+  VisitPlan other = plan;
   other.seed = 8;
   EXPECT_NE(round_of(schedule(12, other), 0), round_of(order, 0));
 }
 
 TEST(Schedule, RandomInterleavingShufflesTheLastRoundToo) {
-  Plan plan;
+  VisitPlan plan;
   plan.visits = 1;
   plan.repetitions = 2;
   plan.seed = 99;
