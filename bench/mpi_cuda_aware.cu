@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kTag = 50;
 
-// The same exchange as mpi_host (support/exchange.hpp), on device buffers.
+// The same exchange as mpi_host (support/mpi/exchange.hpp), on device buffers.
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device) {
   MpiExchange mpi(h.world, role_of(h.pairs, h.world.rank()), row.bytes, kTag,
                   h.config.ack_in_buffers);

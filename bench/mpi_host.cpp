@@ -1,7 +1,7 @@
 // mpi_host: the classic CUDA-aware MPI tutorial's "CPU version": MPI between host buffers. In
 // mode:pingpong the leader of a pair (rank 0 by default) sends a message and its peer sends it
 // back, one-way time being half the round trip; mode:stream keeps a window of messages in flight
-// (as osu_bw) and mode:bidir streams both ways at once (as osu_bibw); see support/exchange.hpp.
+// (as osu_bw) and mode:bidir streams both ways at once (as osu_bibw); see support/mpi/exchange.hpp.
 // --xfer_pairs runs several pairs at once; ranks in no pair only take part in the agreements.
 #include <memory>
 

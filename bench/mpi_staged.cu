@@ -3,7 +3,7 @@
 // receiving GPU (support/gpu/staging_mpi.hpp). Variants: pinned or pageable host buffers copied
 // whole (staging:sequential), and pinned buffers in overlapping chunks (staging:pipelined, the best
 // staging can do). The sequential variants are the tutorial's baseline and stay ping-pong only;
-// the pipelined one also runs mode:stream and mode:bidir (support/exchange.hpp). A leg ends once
+// the pipelined one also runs mode:stream and mode:bidir (support/mpi/exchange.hpp). A leg ends once
 // the data is on the receiving GPU, so ping-pong's one-way time is half the round trip.
 #include <memory>
 
@@ -34,7 +34,7 @@ constexpr Variant kVariants[] = {
 };
 
 // The visit's device slots (each slot its own pattern) and the host staging behind them are
-// made together; the staging is the exchange (support/exchange_row.hpp).
+// made together; the staging is the exchange (support/harness/exchange_row.hpp).
 void exchange(Visit& visit, const Harness& h, const Row& row, Mode mode, int device,
               const Variant& variant) {
   const PairRole role = role_of(h.pairs, h.world.rank());

@@ -1,4 +1,4 @@
-// The pattern of support/pattern.hpp, written and checked on the GPU: a 1 GiB buffer is filled
+// The pattern of support/base/pattern.hpp, written and checked on the GPU: a 1 GiB buffer is filled
 // or checked in well under a millisecond, and only a 16-byte summary crosses to the host.
 //
 // Each function runs on the device that owns the pointer (found with cudaPointerGetAttributes)

@@ -1,4 +1,4 @@
-// A row's device buffers on one rank of a pair (support/exchange.hpp): `slots` messages to send
+// A row's device buffers on one rank of a pair (support/mpi/exchange.hpp): `slots` messages to send
 // and `slots` to receive, as the mode's traffic needs, each slot with its own pattern, filled,
 // poisoned and checked on the GPU. The device twin of HostSlots.
 #pragma once

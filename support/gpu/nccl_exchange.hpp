@@ -1,4 +1,4 @@
-// support/exchange.hpp's three modes with ncclSend/ncclRecv instead of MPI, for nccl_sendrecv.
+// support/mpi/exchange.hpp's three modes with ncclSend/ncclRecv instead of MPI, for nccl_sendrecv.
 // Everything is queued on one stream of this rank's GPU and waited for by complete(), so a
 // batch of round trips is played by the GPUs among themselves. A stream window's sends (and a
 // bidir window's sends and receives) go in one ncclGroupStart/End.

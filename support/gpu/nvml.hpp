@@ -11,7 +11,7 @@
 
 namespace xfer::gpu {
 
-// Also the production side of the links seam (support/links.hpp): PCIe generation and width,
+// Also the production side of the links seam (support/links/links.hpp): PCIe generation and width,
 // memory bus width and clock, NVLink version and per-link rate, and the real /sys.
 class Nvml : public links::LinkAnswers {
  public:

@@ -1,6 +1,6 @@
 // Device data through MPI by way of host memory, for an MPI that cannot take device pointers:
 // the classic CUDA-aware MPI tutorial's "CUDA staged version", the pipelined one a careful
-// implementation would write, and support/exchange.hpp's three modes on top of them (mpi_staged's
+// implementation would write, and support/mpi/exchange.hpp's three modes on top of them (mpi_staged's
 // exchange).
 //
 //   MpiStaging staging(world, role, device, bytes, window, HostMemory::Pinned,
@@ -132,7 +132,7 @@ class MpiStaging {
   MpiStaging(const World& world, const PairRole& role, int device, std::size_t bytes, int window,
              HostMemory host, StagingMode mode, int tag_base);
 
-  // exchange_row's Exchange (support/exchange.hpp's modes, the same messages and tags as
+  // exchange_row's Exchange (support/mpi/exchange.hpp's modes, the same messages and tags as
   // MpiExchange). bidir needs Pipelined: blocking sends both ways would wait for each other.
   void round_trip(const SlotView& send, const SlotView& recv);
   void stream(const SlotView& send, const SlotView& recv, int window);

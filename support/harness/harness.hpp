@@ -2,7 +2,7 @@
 //
 // A path registers itself with a Registry: either a skip with a reason a user can read, or
 // one benchmark family per variant, run over every message size. A row is measured in several
-// visits (support/runner.hpp says when); each visit calls the path's function with the Harness
+// visits (support/run/runner.hpp says when); each visit calls the path's function with the Harness
 // (configuration, MPI world), the Row (size, pattern seed, name, how much to measure) and the
 // Visit it reports into. The function builds its measurement from the helpers below: set up
 // afresh, time batches, validate, report.
@@ -134,7 +134,7 @@ class Registry {
   void skip(const std::string& path, const std::string& reason);
   // Adds `family` (a path, optionally with "/key:value" variant parts) at every size, with what
   // its bytes cross (links.hpp: Crossing). Which of these rows run is for the selection
-  // (support/selection.hpp) to say.
+  // (support/harness/selection.hpp) to say.
   void add(const std::string& path, const std::string& family, BenchFn fn,
            BigWarmUp big_warm_up = BigWarmUp::NewFamily, links::Crossing crossing = {});
 
@@ -211,7 +211,7 @@ double host_timed(std::int64_t batch, const std::function<void()>& step,
 
 // The visit's result: `directions` is 2 for bidirectional rows (bandwidth is the sum of both
 // directions); with several `pairs`, GB/s is their aggregate. How a row's visits become its
-// figure and counters: support/visits.hpp.
+// figure and counters: support/harness/visits.hpp.
 void report_row(Visit& visit, const Row& row, Measurement m, std::int64_t batch, int directions = 1,
                 int pairs = 1);
 

@@ -118,7 +118,7 @@ std::vector<std::string> record_answers(const LinkAnswers& answers,
   };
   if (answers.nvml_available()) {
     std::ofstream out(fs::path(dir) / "nvml.txt");
-    out << "# NVML's answers, recorded by xferbench --xfer_dump_links (support/links.hpp)\n";
+    out << "# NVML's answers, recorded by xferbench --xfer_dump_links (support/links/links.hpp)\n";
     for (const auto& bus : bus_ids) {
       GpuAnswers gpu = answers.gpu(bus);
       out << "gpu " << normal_bus_id(bus);

@@ -7,7 +7,7 @@
 // --benchmark_enable_random_interleaving the last round is shuffled too, and rows are reported
 // once all of them are done. Google Benchmark calls each row in its own order, once per
 // repetition; the call runs the schedule on until that figure's visits are done, then reports
-// them combined (support/visits.hpp). All ranks make the same calls in the same order, so they
+// them combined (support/harness/visits.hpp). All ranks make the same calls in the same order, so they
 // run the same visits in lockstep.
 #pragma once
 

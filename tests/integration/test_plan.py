@@ -37,7 +37,7 @@ def load(path):
 
 
 def machine_match(document):
-    """What xferbench compares with a floor file's "match" (support/floor.cpp, machine_match)."""
+    """What xferbench compares with a floor file's "match" (support/jobs/floor.cpp, machine_match)."""
     context = document["context"]
     x = context["xferbench"]
     cuda = x.get("cuda") if isinstance(x.get("cuda"), dict) else {}
