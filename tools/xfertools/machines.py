@@ -8,7 +8,7 @@ import json
 import math
 from collections import Counter
 
-from . import files
+from . import fields, files
 from .text import clip
 
 # The make-up two runs must share to be compared as the same machine.
@@ -42,13 +42,13 @@ def text_or_none(value):
 
 def context_of(document):
     """A result document's context object ({} when absent)."""
-    return mapping(document.get("context"))
+    return mapping(document.get(fields.CONTEXT))
 
 
 def xferbench_context(context):
     """context.xferbench (also when stored as a JSON string), or None when the run does not
     say (plain Google Benchmark JSON)."""
-    xferbench = context.get("xferbench")
+    xferbench = context.get(fields.XFERBENCH)
     if isinstance(xferbench, str):
         try:
             xferbench = files.parse_json_text(xferbench)
@@ -173,7 +173,7 @@ def run_facts(context):
             ),
             "harness_version": xferbench.get("harness_version"),
             "git_revision": xferbench.get("git_revision"),
-            "skipped_paths": describe_skipped(xferbench.get("skipped")),
+            "skipped_paths": describe_skipped(xferbench.get(fields.SKIPPED)),
         }
     )
     env = xferbench.get("env")
