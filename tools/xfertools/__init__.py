@@ -11,7 +11,8 @@ sizes       message sizes: parsing 256MiB and formatting 256 MiB
 text        text for people: plurals, one-line messages, clipped labels
 rows        the figures of a result document's rows: samples, failures, repetitions
 stats       median, geometric mean, Mann-Whitney U, Student t, intervals
-machines    what machine and software a run ran on: identity, facts, labels
+machines    what machine and software a run ran on: identity, facts, labels, the machine
+            file's match
 report      compare.py's report of two sets of runs: the sides, their machines, the summary
 judging     compare.py's judgement of one row: by jobs, stated ci95 or repetitions
 notes       the notes under compare.py's report: how its rows were read and judged
@@ -35,6 +36,7 @@ tracker     a run judged against its history, and the series the trend page draw
 judgement   tools/track check's answer as text, markdown or JSON
 page        the trend page: one HTML file with inline SVG charts
 export      a run for Bencher (BMF) and github-action-benchmark (custom JSON)
+machine_model the machine file's statistical model: a run's interval, floors, the pool window
 components  where a machine's variance lives (run, job, visit), learned from its merged runs
 floors      the machine's file: its floors, run floors, costs and plan, written by track floor
 plan        the machine's plan for the default run: jobs and each row's seconds

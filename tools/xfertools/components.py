@@ -14,7 +14,8 @@ A history entry is made from a merged result's context.xferbench.visits (each vi
 job): per row, over its jobs, the mean and sample variance of ln latency, the sampling variance
 of one job's figure (from its ci95_pct and sample count), and the seconds it timed, spent
 around the timed loop, and spent on one sample. Components pool those over the runs that hold
-a row, then over its family's rows within POOL_SIZE_FACTOR in size, as the merge pools.
+a row, then over its family's rows within machine_model.POOL_SIZE_FACTOR in size, as the merge
+pools.
 """
 
 import dataclasses
@@ -22,10 +23,9 @@ import math
 import os
 import statistics
 
-from . import fields, files, history, machines, names, stats
+from . import fields, files, history, machine_model, machines, names
 from .finite import is_finite_number
 
-POOL_SIZE_FACTOR = 8  # support/pooled.hpp kPoolSizeFactor: rows this near in size move alike
 MIN_RUNS_FOR_RUN_LEVEL = 3  # a run-level variance needs the means of this many runs
 # A row's history fields, in the order a history entry lists them after its bytes.
 ROW_FIELDS = (
@@ -55,14 +55,6 @@ class JobFigure:
     time_limited: bool
 
 
-def sampling_variance(ci95_pct, samples):
-    """Variance of ln of a visit's mean from its own samples: (ci95 / t(0.975, n - 1))^2; None
-    with fewer than 2 samples (a lone sample states no spread)."""
-    if not isinstance(samples, (int, float)) or samples < 2 or not is_finite_number(ci95_pct):
-        return None
-    return (ci95_pct / 100 / stats.t_quantile(0.975, samples - 1)) ** 2
-
-
 def measured(visit):
     """True for a visit of repetition 0 that measured (xferbench omits "repetition" there)."""
     return (
@@ -82,7 +74,10 @@ def job_figure(visits):
         sum(v[k] for k in (fields.SETUP_S, fields.CHECK_S) if is_finite_number(v.get(k)))
         for v in visits
     ]
-    variances = [sampling_variance(v.get(fields.CI95_PCT), v.get(fields.SAMPLES)) for v in visits]
+    variances = [
+        machine_model.sampling_variance(v.get(fields.CI95_PCT), v.get(fields.SAMPLES))
+        for v in visits
+    ]
     return JobFigure(
         latency_us=statistics.fmean(v[fields.LATENCY_US] for v in visits),
         var_sampling=None
@@ -293,11 +288,6 @@ def fit_visit_length(runs, a):
     return max(p, 0.0), w
 
 
-def window(family_rows, size):
-    """The sizes of a family's rows that pool with `size`: within POOL_SIZE_FACTOR of it."""
-    return [s for s in family_rows if s <= size * POOL_SIZE_FACTOR and size <= s * POOL_SIZE_FACTOR]
-
-
 def window_mean(values, sizes):
     """Mean of values[s] over sizes, leaving out None; None if none."""
     found = [values[s] for s in sizes if values.get(s) is not None]
@@ -321,7 +311,7 @@ def components(entries):
         fitted = {s: fit_visit_length(by_row[family, s], a_of[s]) for s in sizes}
         for size in sorted(sizes):
             runs = by_row[family, size]
-            near = window(sizes, size)
+            near = machine_model.pool_window(sizes, size)
             between = window_mean(pooled, near)
             sampling = window_mean(sampled, near) or 0.0
             run_level = window_mean(raw_run, near) if raw_run[size] is not None else None

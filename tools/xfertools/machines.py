@@ -148,6 +148,57 @@ def describe_placement(ranks):
     )
 
 
+def machine_match(context):
+    """What of a result's context a machine file's "match" must equal for the file to be this
+    machine's (support/floor.cpp machine_match computes the same from its own context): GPU
+    models, GPU links, CUDA driver and runtime, NCCL, MPI library and CUDA-awareness, world
+    size, CPUs. Raw fields, unlike machine_identity's labels."""
+    xferbench = xferbench_context(context) or {}
+    cuda = xferbench.get("cuda")
+    mpi = mapping(xferbench.get("mpi"))
+    devices = cuda.get("devices") if isinstance(cuda, dict) else None
+    cuda = mapping(cuda)
+    return {
+        "gpus": [mapping(d).get("name") for d in devices] if isinstance(devices, list) else None,
+        "gpu_links": cuda.get("pairs"),
+        "cuda_driver": cuda.get("driver_version"),
+        "cuda_runtime": cuda.get("runtime_version"),
+        "nccl": mapping(xferbench.get("nccl")).get("version"),
+        "mpi_library": mpi.get("library"),
+        "mpi_cuda_aware": mpi.get("cuda_aware"),
+        "world_size": xferbench.get("world_size"),
+        "num_cpus": context.get("num_cpus"),
+    }
+
+
+def same_machine(file_match, match):
+    """Whether a machine file's "match" equals a run's, as xferbench compares them (support/
+    floor.cpp same_value): objects by their keys in any order, arrays in order, numbers by
+    value (1 and 1.0 alike), true and false apart from numbers, a NaN or infinity as null."""
+    if isinstance(file_match, dict) or isinstance(match, dict):
+        return (
+            isinstance(file_match, dict)
+            and isinstance(match, dict)
+            and file_match.keys() == match.keys()
+            and all(same_machine(file_match[k], match[k]) for k in file_match)
+        )
+    if isinstance(file_match, list) or isinstance(match, list):
+        return (
+            isinstance(file_match, list)
+            and isinstance(match, list)
+            and len(file_match) == len(match)
+            and all(same_machine(a, b) for a, b in zip(file_match, match))
+        )
+    a, b = (
+        None if isinstance(v, float) and not math.isfinite(v) else v for v in (file_match, match)
+    )
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    return type(a) is type(b) and a == b
+
+
 def hardware_identity(context):
     """The hardware part of machine_identity and the ranks' placement (HARDWARE_FIELDS), or
     None when the file does not say."""
