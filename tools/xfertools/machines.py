@@ -114,21 +114,25 @@ def machine_identity(context):
     xferbench = xferbench_context(context)
     if xferbench is None:
         return None
+    return plain(make_up(context, xferbench, describe_gpus, describe_links))
+
+
+def make_up(context, xferbench, gpus, links):
+    """The fields of a machine's make-up, its GPUs and links as the functions gpus and links
+    give them from the devices and pairs of context.xferbench.cuda."""
     cuda = mapping(xferbench.get("cuda"))
     mpi = mapping(xferbench.get("mpi"))
-    return plain(
-        {
-            "gpus": describe_gpus(cuda.get("devices")),
-            "gpu_links": describe_links(cuda.get("pairs")),
-            "cuda_driver": cuda.get("driver_version"),
-            "cuda_runtime": cuda.get("runtime_version"),
-            "nccl": mapping(xferbench.get("nccl")).get("version"),
-            "mpi_library": mpi.get("library"),
-            "mpi_cuda_aware": mpi.get("cuda_aware"),
-            "world_size": xferbench.get("world_size"),
-            "num_cpus": context.get("num_cpus"),
-        }
-    )
+    return {
+        "gpus": gpus(cuda.get("devices")),
+        "gpu_links": links(cuda.get("pairs")),
+        "cuda_driver": cuda.get("driver_version"),
+        "cuda_runtime": cuda.get("runtime_version"),
+        "nccl": mapping(xferbench.get("nccl")).get("version"),
+        "mpi_library": mpi.get("library"),
+        "mpi_cuda_aware": mpi.get("cuda_aware"),
+        "world_size": xferbench.get("world_size"),
+        "num_cpus": context.get("num_cpus"),
+    }
 
 
 # What two sides of an A/B comparison must share: the hardware and where the ranks ran on it.
@@ -153,22 +157,12 @@ def machine_match(context):
     machine's (support/floor.cpp machine_match computes the same from its own context): GPU
     models, GPU links, CUDA driver and runtime, NCCL, MPI library and CUDA-awareness, world
     size, CPUs. Raw fields, unlike machine_identity's labels."""
-    xferbench = xferbench_context(context) or {}
-    cuda = xferbench.get("cuda")
-    mpi = mapping(xferbench.get("mpi"))
-    devices = cuda.get("devices") if isinstance(cuda, dict) else None
-    cuda = mapping(cuda)
-    return {
-        "gpus": [mapping(d).get("name") for d in devices] if isinstance(devices, list) else None,
-        "gpu_links": cuda.get("pairs"),
-        "cuda_driver": cuda.get("driver_version"),
-        "cuda_runtime": cuda.get("runtime_version"),
-        "nccl": mapping(xferbench.get("nccl")).get("version"),
-        "mpi_library": mpi.get("library"),
-        "mpi_cuda_aware": mpi.get("cuda_aware"),
-        "world_size": xferbench.get("world_size"),
-        "num_cpus": context.get("num_cpus"),
-    }
+    return make_up(context, xferbench_context(context) or {}, gpu_names, lambda pairs: pairs)
+
+
+def gpu_names(devices):
+    """The devices' names as written, or None where devices is no list."""
+    return [mapping(d).get("name") for d in devices] if isinstance(devices, list) else None
 
 
 def same_machine(file_match, match):
