@@ -41,6 +41,13 @@ void expect_near(double got, double expected, const std::string& what) {
   EXPECT_NEAR(got, expected, rel() * std::max(std::fabs(expected), 1e-12)) << what;
 }
 
+// An interval against a case's "expected" {"ci95_pct", "df"}.
+void expect_interval(const BetweenJobs& got, const json::Value& c) {
+  const std::string name = at(c, "name").text();
+  expect_near(got.ci95_pct, at(at(c, "expected"), "ci95_pct").number(), name + ": ci95_pct");
+  expect_near(got.df, at(at(c, "expected"), "df").number(), name + ": df");
+}
+
 // Whether a floor file whose "match" is `file_match` is read as this run's (`match`).
 bool accepted(const json::Value& file_match, const json::Value& match) {
   json::Value file = json::Value::object();
@@ -84,10 +91,7 @@ TEST(MachineFileCases, TheRunLevelIsAddedToAMergedRow) {
     between.ci95_pct = at(at(c, "between"), "ci95_pct").number();
     between.df = at(at(c, "between"), "df").number();
     const RunLevel run{at(at(c, "run"), "sd_pct").number(), at(at(c, "run"), "df").number()};
-    const BetweenJobs got = with_run_level(between, run);
-    const std::string name = at(c, "name").text();
-    expect_near(got.ci95_pct, at(at(c, "expected"), "ci95_pct").number(), name + ": ci95_pct");
-    expect_near(got.df, at(at(c, "expected"), "df").number(), name + ": df");
+    expect_interval(with_run_level(between, run), c);
   }
 }
 
@@ -108,10 +112,7 @@ TEST(MachineFileCases, TheMergeStatesTheIntervalThePlanPredicts) {
       run.sd_pct = 100 * std::sqrt(at(c, "run_level").number());
       run.df = at(c, "runs").number() - 1;
     }
-    const BetweenJobs got = with_run_level(between, run);
-    const std::string name = at(c, "name").text();
-    expect_near(got.ci95_pct, at(at(c, "expected"), "ci95_pct").number(), name + ": ci95_pct");
-    expect_near(got.df, at(at(c, "expected"), "df").number(), name + ": df");
+    expect_interval(with_run_level(between, run), c);
   }
 }
 
