@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 from toollib import iteration_row  # (and tools/ on sys.path)
@@ -608,6 +609,13 @@ class StyleTest(unittest.TestCase):
         self.assertEqual(styles.resolved_panels(one), "none")
         self.assertEqual([p.title for p in styles.panel_layout(one)], [""])
         self.assertEqual(styles.resolved_panels(several, "none"), "none")
+
+    def test_by_default_a_file_of_more_paths_than_xferbench_has_gets_one_panel(self):
+        run = types.SimpleNamespace(
+            series={f"path{k}/bytes:8": None for k in range(styles.MOST_AUTO_PANELS + 1)}
+        )
+        self.assertEqual(styles.resolved_panels([run]), "none")
+        self.assertEqual(styles.resolved_panels([run], "path"), "path")
 
 
 @NEEDS_MATPLOTLIB
