@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from xfertools import interrupt  # noqa: E402
+from xfertools import fields, interrupt  # noqa: E402
 
 if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
     interrupt.install("calibrate")
@@ -56,8 +56,8 @@ def xferbench_one_way_us(build, size):
             "--benchmark_format=json",
         ]
     )
-    rows = [r for r in json.loads(out)["benchmarks"] if r.get("run_type") == "iteration"]
-    return rows[0]["latency_us"]
+    rows = [r for r in json.loads(out)[fields.BENCHMARKS] if r.get(fields.RUN_TYPE) == "iteration"]
+    return rows[0][fields.LATENCY_US]
 
 
 def main():

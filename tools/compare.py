@@ -28,7 +28,7 @@ from xfertools import interrupt  # noqa: E402
 if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
     interrupt.install("compare.py")
 
-from xfertools import interpreter, machines, render, report  # noqa: E402
+from xfertools import interpreter, judging, machines, render, report  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -83,7 +83,7 @@ def build_parser():
     )
     parser.add_argument(
         "--metric",
-        choices=list(report.METRICS),
+        choices=list(judging.METRICS),
         default="time",
         help="what judges a row (default: time, which every row has)",
     )
@@ -142,11 +142,11 @@ def main(argv=None):
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         if args.ab:
-            from xfertools import ab
+            from xfertools import ab_document
 
-            base, new = ab.sides_of(args.ab)
+            base, new = ab_document.sides_of(args.ab)
             result = report.build_report(base, new, args, machines.hardware_identity)
-            note = ab.incomplete_note(args.ab)
+            note = ab_document.incomplete_note(args.ab)
             if note:
                 print(f"{PROG}: {note}", file=sys.stderr)
         else:

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Plot xferbench result files (see docs/plot.md).
 
-Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels path]
+Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels auto|path|none]
          bandwidth and one-way latency against message size, one line per path and variant
          (a colour per path, a line style per mode or variant, a marker per pair or staging),
-         several runs overlaid; --panels path gives each path its own pair of panels.
+         several runs overlaid; each path its own pair of panels where the runs hold more than
+         one path (--panels none: every path in one pair of panels).
 Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
          GB/s per (source, destination) GPU from an all-pairs run, as a heatmap (-o) or as a
          text table (no -o, or --text); the text table needs only the standard library.
@@ -71,9 +72,10 @@ def parse_args(argv):
     parser.add_argument(
         "--panels",
         choices=styles.PANEL_CHOICES,
-        default="none",
-        help="curves: 'path' draws a bandwidth and a latency panel per path instead of all "
-        "series in one pair (default: none)",
+        default="auto",
+        help="curves: 'path' draws a bandwidth and a latency panel per path, 'none' every "
+        "series in one pair; 'auto' (the default) is 'path' where the runs hold more than one "
+        "path",
     )
     parser.add_argument(
         "--bandwidth-axis",

@@ -1,5 +1,5 @@
 """tools/ab's plan without running anything: the ABBA order, and how many jobs a time budget
-buys (xfertools/ab.py), checked against jobs recorded on an H200. The sittings themselves are
+buys (xfertools/ab_plan.py), checked against jobs recorded on an H200. The sittings themselves are
 tested in tests/integration/test_ab.py."""
 
 import os
@@ -7,7 +7,7 @@ import statistics
 import unittest
 
 from toollib import TOOLS
-from xfertools import ab
+from xfertools import ab_plan
 
 FIXTURES = os.path.join(os.path.dirname(TOOLS), "tests", "fixtures", "ab")
 # docs/results/2026-11-26-h200-five-short-jobs, one session on one H200, the default selection
@@ -27,30 +27,30 @@ TENTH_SHARE_WALLS_S = (
 
 def recorded_cost():
     path = os.path.join(FIXTURES, "h200-second-job-of-3.json")
-    return ab.pilot_cost(path, PILOT_WALLS_S[1], PILOT_JOBS)
+    return ab_plan.pilot_cost(path, PILOT_WALLS_S[1], PILOT_JOBS)
 
 
 def recorded_sitting_s(budget):
     """(jobs a side, seconds) of the sitting planned for `budget`, its jobs at the recorded
     jobs' pace: their mean wall time, scaled by the model from a tenth share to the plan's."""
     cost = recorded_cost()
-    jobs = ab.plan_jobs(budget, sum(PILOT_WALLS_S), cost)
+    jobs = ab_plan.plan_jobs(budget, sum(PILOT_WALLS_S), cost)
     job = statistics.fmean(TENTH_SHARE_WALLS_S) * cost.job_s(jobs) / cost.job_s(10)
-    merges = 2 * (ab.MERGE_S + ab.MERGE_S_PER_JOB * jobs)
+    merges = 2 * (ab_plan.MERGE_S + ab_plan.MERGE_S_PER_JOB * jobs)
     return jobs, sum(PILOT_WALLS_S) + 2 * jobs * job + merges
 
 
 class OrderTest(unittest.TestCase):
     def test_sides_alternate_in_abba_blocks(self):
-        self.assertEqual(ab.abba(2), list("ABBA"))
-        self.assertEqual(ab.abba(3), list("ABBAAB"))
-        self.assertEqual(ab.abba(6).count("A"), 6)
+        self.assertEqual(ab_plan.abba(2), list("ABBA"))
+        self.assertEqual(ab_plan.abba(3), list("ABBAAB"))
+        self.assertEqual(ab_plan.abba(6).count("A"), 6)
 
 
 class JobCostTest(unittest.TestCase):
     # A pilot of 2 jobs: 1 s fixed; two rows timed 1 s (samples of 0.1 s) and 0.2 s (one
     # sample of 0.2 s).
-    cost = ab.JobCost(pilot_jobs=2, fixed_s=1.0, timed_s=(1.0, 0.2), sample_s=(0.1, 0.2))
+    cost = ab_plan.JobCost(pilot_jobs=2, fixed_s=1.0, timed_s=(1.0, 0.2), sample_s=(0.1, 0.2))
 
     def test_a_rows_share_shrinks_with_more_jobs(self):
         self.assertAlmostEqual(self.cost.job_s(2), 2.2)
@@ -92,12 +92,12 @@ class RecordedBudgetTest(unittest.TestCase):
         cost = recorded_cost()
         # Pilots 28.9 s, then 4 jobs of 19.6 s (each with half of the rows' time): 108 s.
         least = sum(PILOT_WALLS_S) + cost.sitting_s(2)
-        self.assertIsNone(ab.plan_jobs(least - 1, sum(PILOT_WALLS_S), cost))
-        self.assertEqual(ab.plan_jobs(least + 1, sum(PILOT_WALLS_S), cost), 2)
+        self.assertIsNone(ab_plan.plan_jobs(least - 1, sum(PILOT_WALLS_S), cost))
+        self.assertEqual(ab_plan.plan_jobs(least + 1, sum(PILOT_WALLS_S), cost), 2)
 
     def test_a_large_budget_stops_at_the_most_jobs(self):
         cost = recorded_cost()
-        self.assertEqual(ab.plan_jobs(3600, sum(PILOT_WALLS_S), cost), ab.BUDGET_MAX_JOBS)
+        self.assertEqual(ab_plan.plan_jobs(3600, sum(PILOT_WALLS_S), cost), ab_plan.BUDGET_MAX_JOBS)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 from toollib import iteration_row  # (and tools/ on sys.path)
 from xfertools import names, rows, stats
 from xfertools import report as report_module
-from xfertools.report import STATUSES
+from xfertools.judging import STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "compare.py"

@@ -18,7 +18,7 @@ from scipy import stats
 
 from toollib import iteration_row
 from tracklib import track
-from xfertools import components, floors
+from xfertools import components, floors, machine_model
 
 FAMILY = "mpi_host/mode:pingpong"
 OTHER = "mpi_host/mode:stream"
@@ -263,9 +263,7 @@ class Components(FloorFile):
             # Every run's visits were as long: the process level is the between-job variance
             # less the samples' own part, which a single run's visits show themselves.
             self.assertAlmostEqual(r.process, r.between - r.sampling, places=12)
-            self.assertAlmostEqual(
-                pct, math.ceil(196 * math.sqrt(r.process + r.run_level) * 10 - 1e-9) / 10, places=6
-            )
+            self.assertEqual(pct, machine_model.floor_pct(r.process, r.run_level))
             # s2B pooled over 10 runs (20 df): near the planted 3% job shift + 0.5% sampling.
             self.assertTrue(0.02 < math.sqrt(r.between) < 0.042, math.sqrt(r.between))
             self.assertAlmostEqual(math.sqrt(r.sampling), 0.005, places=4)

@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 from toollib import iteration_row  # (and tools/ on sys.path)
@@ -596,9 +597,25 @@ class StyleTest(unittest.TestCase):
             panels[0].keys,
             [MPI_PP, "mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2", "mpi_host/mode:bidir"],
         )
-        shared = styles.panel_layout(runs)
+        shared = styles.panel_layout(runs, "none")
         self.assertEqual(len(shared), 1)
         self.assertEqual(shared[0].keys, [k for p in panels for k in p.keys])
+
+    def test_by_default_a_run_of_several_paths_gets_a_column_per_path(self):
+        several = curves.load_runs([MODES, SWEEP])
+        self.assertEqual(styles.resolved_panels(several), "path")
+        self.assertEqual(styles.panel_layout(several), styles.panel_layout(several, "path"))
+        one = curves.load_runs([SWEEP])
+        self.assertEqual(styles.resolved_panels(one), "none")
+        self.assertEqual([p.title for p in styles.panel_layout(one)], [""])
+        self.assertEqual(styles.resolved_panels(several, "none"), "none")
+
+    def test_by_default_a_file_of_more_paths_than_xferbench_has_gets_one_panel(self):
+        run = types.SimpleNamespace(
+            series={f"path{k}/bytes:8": None for k in range(styles.MOST_AUTO_PANELS + 1)}
+        )
+        self.assertEqual(styles.resolved_panels([run]), "none")
+        self.assertEqual(styles.resolved_panels([run], "path"), "path")
 
 
 @NEEDS_MATPLOTLIB
@@ -622,8 +639,15 @@ class FigureLayoutTest(unittest.TestCase):
         for path in ("mpi_host", "nccl_sendrecv", "mpi_staged", "memcpy_peer"):
             self.assertEqual(sum(t.startswith(path + ":") for t in titles), 2, titles)
 
-    def test_default_draws_one_pair_of_axes(self):
-        fig = self.figure([MODES, SWEEP])
+    def test_panels_none_draws_one_pair_of_axes(self):
+        fig = self.figure([MODES, SWEEP], "none")
+        self.assertEqual(len(fig.axes), 2)
+
+    def test_by_default_each_path_of_a_run_gets_its_own_pair_of_axes(self):
+        fig = self.figure([MODES, SWEEP], "auto")
+        titles = [ax.get_title() for ax in draw.panel_axes(fig)]
+        self.assertEqual(len(titles), 2 * 3, titles)
+        fig = self.figure([SWEEP], "auto")
         self.assertEqual(len(fig.axes), 2)
 
     def test_latency_axes_leave_out_stream_and_bidir(self):
@@ -817,10 +841,10 @@ class IntervalLoadingTest(unittest.TestCase):
 class IntervalDrawingTest(ToolTestCase):
     """Each point's 95% interval as a vertical bar in its series' colour."""
 
-    def figure(self, document):
+    def figure(self, document, panels="none"):
         path = self.write("run.json", json.dumps(document))
         pyplot = draw.import_pyplot()
-        fig = draw.build_curves_figure(pyplot, curves.load_runs([path]), False)
+        fig = draw.build_curves_figure(pyplot, curves.load_runs([path]), False, panels)
         self.addCleanup(pyplot.close, fig)
         return fig
 
@@ -834,6 +858,15 @@ class IntervalDrawingTest(ToolTestCase):
                     found.add((x, round(low, 6), round(high, 6)))
                 colours |= {tuple(c) for c in collection.get_colors()}
         return found, colours
+
+    def test_each_path_panel_draws_its_own_rows_intervals(self):
+        axes = draw.panel_axes(self.figure(stated_doc(), "auto"))
+        by_title = {ax.get_title(): ax for ax in axes}
+        latency = [ax for title, ax in by_title.items() if title.startswith("mpi_host:")]
+        nccl = [ax for title, ax in by_title.items() if title.startswith("nccl_sendrecv:")]
+        self.assertEqual(len(axes), 4, list(by_title))
+        self.assertIn((8, 1.8, 2.2), set().union(*(self.bars(ax)[0] for ax in latency)))
+        self.assertEqual(set().union(*(self.bars(ax)[0] for ax in nccl)), set())
 
     def test_bars_for_rows_with_a_ci95_and_none_for_rows_without(self):
         ax_bw, ax_lat = self.figure(stated_doc()).axes

@@ -4,15 +4,23 @@ interpreter which Python a tool runs under: itself again under the system Python
             first python3 in PATH lacks numpy, scipy or matplotlib
 interrupt   Ctrl-C or SIGTERM ends a tool with one line, `<tool>: interrupted`, and exit 130
 files       reading a result file safely (regular files only, NaN-tolerant JSON, nesting bound)
+fields      the result file's field names (docs/result-format.md), each written once
+finite      whether a value is a finite number, and figures made fit for strict JSON
 names       row names: run-control parts, legacy names, families (path and variant) and sizes
 sizes       message sizes: parsing 256MiB and formatting 256 MiB
 text        text for people: plurals, one-line messages, clipped labels
 rows        the figures of a result document's rows: samples, failures, repetitions
 stats       median, geometric mean, Mann-Whitney U, Student t, intervals
-machines    what machine and software a run ran on: identity, facts, labels
-report      compare.py's judgement of two sets of runs: by jobs, stated ci95 or repetitions
+machines    what machine and software a run ran on: identity, facts, labels, the machine
+            file's match
+report      compare.py's report of two sets of runs: the sides, their machines, the summary
+judging     compare.py's judgement of one row: by jobs, stated ci95 or repetitions
+notes       the notes under compare.py's report: how its rows were read and judged
 replicates  the jobs of xferbench results, and two sets of jobs judged family first, then rows
-ab          tools/ab: two builds or settings in alternating jobs (ABBA), judged as compare.py
+ab          tools/ab's command line: two builds or settings in alternating jobs (ABBA)
+ab_plan     tools/ab's plan: jobs a side, their ABBA order, the jobs a --time-budget fits
+ab_jobs     tools/ab's sitting: its jobs run one at a time, merged per side and judged
+ab_document tools/ab's document: B's result with A's and the report beside it; read back
 families    per-family ratios of two runs (geomean over shared sizes) with their uncertainty
 render      compare.py's report as text, markdown or JSON
 curves      plot.py's runs: series of points per family, filters, reference lines
@@ -28,6 +36,11 @@ tracker     a run judged against its history, and the series the trend page draw
 judgement   tools/track check's answer as text, markdown or JSON
 page        the trend page: one HTML file with inline SVG charts
 export      a run for Bencher (BMF) and github-action-benchmark (custom JSON)
+machine_model the machine file's statistical model: a run's interval, floors, the pool window
+components  where a machine's variance lives (run, job, visit), learned from its merged runs
+floors      the machine's file: its floors, run floors, costs and plan, written by track floor
+plan        the machine's plan for the default run: jobs and each row's seconds
+links       each row's share of its link, the run's links and routes, tools/check-node's check
 
 tools/compare.py, tools/plot.py, tools/track and tools/ab are the command lines over these
 modules.

@@ -14,7 +14,8 @@ A history entry is made from a merged result's context.xferbench.visits (each vi
 job): per row, over its jobs, the mean and sample variance of ln latency, the sampling variance
 of one job's figure (from its ci95_pct and sample count), and the seconds it timed, spent
 around the timed loop, and spent on one sample. Components pool those over the runs that hold
-a row, then over its family's rows within POOL_SIZE_FACTOR in size, as the merge pools.
+a row, then over its family's rows within machine_model.POOL_SIZE_FACTOR in size, as the merge
+pools.
 """
 
 import dataclasses
@@ -22,9 +23,9 @@ import math
 import os
 import statistics
 
-from . import files, history, machines, names, stats
+from . import fields, files, history, machine_model, machines, names
+from .finite import is_finite_number
 
-POOL_SIZE_FACTOR = 8  # support/pooled.hpp kPoolSizeFactor: rows this near in size move alike
 MIN_RUNS_FOR_RUN_LEVEL = 3  # a run-level variance needs the means of this many runs
 # A row's history fields, in the order a history entry lists them after its bytes.
 ROW_FIELDS = (
@@ -54,44 +55,38 @@ class JobFigure:
     time_limited: bool
 
 
-def sampling_variance(ci95_pct, samples):
-    """Variance of ln of a visit's mean from its own samples: (ci95 / t(0.975, n - 1))^2; None
-    with fewer than 2 samples (a lone sample states no spread)."""
-    if not isinstance(samples, (int, float)) or samples < 2 or not _finite(ci95_pct):
-        return None
-    return (ci95_pct / 100 / stats.t_quantile(0.975, samples - 1)) ** 2
-
-
-def _finite(value):
-    return isinstance(value, (int, float)) and math.isfinite(value)
-
-
 def measured(visit):
     """True for a visit of repetition 0 that measured (xferbench omits "repetition" there)."""
     return (
         isinstance(visit, dict)
-        and not visit.get("repetition")
+        and not visit.get(fields.REPETITION)
         and "error" not in visit
-        and _finite(visit.get("latency_us"))
-        and visit["latency_us"] > 0
-        and _finite(visit.get("wall_s"))
+        and is_finite_number(visit.get(fields.LATENCY_US))
+        and visit[fields.LATENCY_US] > 0
+        and is_finite_number(visit.get(fields.WALL_S))
     )
 
 
 def job_figure(visits):
     """A job's figure of a row from its measured visits (usually one)."""
     # What a visit spends beside its timing: set-up (its warm-up included) and checks.
-    fixed = [sum(v[k] for k in ("setup_s", "check_s") if _finite(v.get(k))) for v in visits]
-    variances = [sampling_variance(v.get("ci95_pct"), v.get("samples")) for v in visits]
+    fixed = [
+        sum(v[k] for k in (fields.SETUP_S, fields.CHECK_S) if is_finite_number(v.get(k)))
+        for v in visits
+    ]
+    variances = [
+        machine_model.sampling_variance(v.get(fields.CI95_PCT), v.get(fields.SAMPLES))
+        for v in visits
+    ]
     return JobFigure(
-        latency_us=statistics.fmean(v["latency_us"] for v in visits),
+        latency_us=statistics.fmean(v[fields.LATENCY_US] for v in visits),
         var_sampling=None
         if None in variances
         else statistics.fmean(variances) / len(visits),  # of the mean of the visits
-        timed_s=sum(v["wall_s"] for v in visits) - sum(fixed),
+        timed_s=sum(v[fields.WALL_S] for v in visits) - sum(fixed),
         fixed_s=sum(fixed),
-        samples=sum(int(v.get("samples") or 0) for v in visits),
-        time_limited=any(v.get("time_limited") for v in visits),
+        samples=sum(int(v.get(fields.SAMPLES) or 0) for v in visits),
+        time_limited=any(v.get(fields.TIME_LIMITED) for v in visits),
     )
 
 
@@ -130,11 +125,18 @@ def pooled_df_per_job_df(document):
     """The run's median over merged rows of ci95_df / (jobs - 1): how many jobs' worth of
     degrees of freedom the merge's pooling gave a row; None where no row states it."""
     ratios = []
-    for row in document.get("benchmarks", []):
-        if not isinstance(row, dict) or row.get("run_type", "iteration") != "iteration":
+    for row in document.get(fields.BENCHMARKS, []):
+        if not isinstance(row, dict) or row.get(fields.RUN_TYPE, "iteration") != "iteration":
             continue
-        df, jobs, pooled = row.get("ci95_df"), row.get("jobs"), row.get("ci95_rows")
-        if _finite(df) and df > 0 and _finite(jobs) and jobs >= 2 and _finite(pooled) and pooled:
+        df, jobs, pooled = row.get(fields.CI95_DF), row.get(fields.JOBS), row.get(fields.CI95_ROWS)
+        if (
+            is_finite_number(df)
+            and df > 0
+            and is_finite_number(jobs)
+            and jobs >= 2
+            and is_finite_number(pooled)
+            and pooled
+        ):
             ratios.append(df / (jobs - 1))
     return rounded(statistics.median(ratios)) if ratios else None
 
@@ -142,7 +144,7 @@ def pooled_df_per_job_df(document):
 def run_entry(document, source, job_seconds=None):
     """The history entry of a merged run (InputError naming `source` where it is none)."""
     xferbench = machines.xferbench_context(machines.context_of(document)) or {}
-    visits = xferbench.get("visits")
+    visits = xferbench.get(fields.VISITS)
     if not isinstance(visits, dict) or not visits:
         raise files.InputError(
             f"{source}: no visits recorded (context.xferbench.visits); made by an xferbench "
@@ -154,9 +156,9 @@ def run_entry(document, source, job_seconds=None):
         if size is None:
             continue
         for record in records if isinstance(records, list) else []:
-            if isinstance(record, dict) and _finite(record.get("wall_s")):
+            if isinstance(record, dict) and is_finite_number(record.get(fields.WALL_S)):
                 job = record.get("job", 0)
-                visit_seconds[job] = visit_seconds.get(job, 0.0) + record["wall_s"]
+                visit_seconds[job] = visit_seconds.get(job, 0.0) + record[fields.WALL_S]
         entry = row_entry(list(jobs_of_row(records).values()))
         if entry is not None:
             family = names.family_of(names.normalise_name(name))
@@ -167,7 +169,7 @@ def run_entry(document, source, job_seconds=None):
         "file": os.path.basename(source),
         "digest": history.document_digest(document),
         "git_revision": xferbench.get("git_revision"),
-        "jobs": xferbench.get("jobs"),
+        "jobs": xferbench.get(fields.JOBS),
         "job_seconds": list(job_seconds) if job_seconds else None,
         "visit_seconds": [rounded(visit_seconds[j]) for j in sorted(visit_seconds)],
         "pooled_df_per_job_df": pooled_df_per_job_df(document),
@@ -286,11 +288,6 @@ def fit_visit_length(runs, a):
     return max(p, 0.0), w
 
 
-def window(family_rows, size):
-    """The sizes of a family's rows that pool with `size`: within POOL_SIZE_FACTOR of it."""
-    return [s for s in family_rows if s <= size * POOL_SIZE_FACTOR and size <= s * POOL_SIZE_FACTOR]
-
-
 def window_mean(values, sizes):
     """Mean of values[s] over sizes, leaving out None; None if none."""
     found = [values[s] for s in sizes if values.get(s) is not None]
@@ -314,7 +311,7 @@ def components(entries):
         fitted = {s: fit_visit_length(by_row[family, s], a_of[s]) for s in sizes}
         for size in sorted(sizes):
             runs = by_row[family, size]
-            near = window(sizes, size)
+            near = machine_model.pool_window(sizes, size)
             between = window_mean(pooled, near)
             sampling = window_mean(sampled, near) or 0.0
             run_level = window_mean(raw_run, near) if raw_run[size] is not None else None
@@ -358,5 +355,5 @@ def job_cost(entries):
 def pooled_df_ratio(entries):
     """q: the median over runs of their pooled_df_per_job_df; None where none states it."""
     found = [e.get("pooled_df_per_job_df") for e in entries]
-    found = [q for q in found if _finite(q) and q > 0]
+    found = [q for q in found if is_finite_number(q) and q > 0]
     return statistics.median(found) if found else None

@@ -6,7 +6,7 @@ import os
 import re
 from collections import Counter
 
-from . import files, links, machines, names, rows, stats
+from . import fields, files, links, machines, names, rows, stats
 from .files import InputError
 from .text import one_line
 
@@ -50,7 +50,7 @@ def point(counted):
     latency_us counter, else real_time."""
     gbps = stats.median_or_none(plottable(rows.row_gbps(r)) for r in counted)
     latency = stats.median_or_none(
-        plottable(rows.positive(r.get("latency_us"))) or plottable(rows.row_time_us(r))
+        plottable(rows.positive(r.get(fields.LATENCY_US))) or plottable(rows.row_time_us(r))
         for r in counted
     )
     return gbps, latency

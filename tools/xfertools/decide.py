@@ -18,6 +18,7 @@ import numpy as np
 from scipy import special
 
 from . import changepoint, noise
+from .finite import non_finite_as_none
 from .noise import FAILED, MIN_RUNS, family_of
 
 REGRESSION = "regression"
@@ -86,17 +87,7 @@ class Judgement:
 
     def to_dict(self):
         """Plain data for JSON: non-finite numbers become None (strict JSON)."""
-        return _finite(asdict(self))
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
+        return non_finite_as_none(asdict(self))
 
 
 def benjamini_hochberg(p_values, alpha):

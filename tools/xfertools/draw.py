@@ -306,12 +306,14 @@ def split_axes(pyplot, layout, legend_counts):
     return fig, [tuple(axes[row][i] for row in range(3)) for i in range(len(layout))]
 
 
-def build_curves_figure(pyplot, runs, with_references, panels="none", bandwidth_axis="log"):
+def build_curves_figure(pyplot, runs, with_references, panels="auto", bandwidth_axis="log"):
     """The curves figure: per panel column a bandwidth axes above a latency axes (one column,
-    or one per path with panels='path', each with its own legend below), a colour per path, a
+    or one per path with panels='path', each with its own legend below; 'auto': per path where
+    the runs hold more than one), a colour per path, a
     line style per mode or variant, a marker per pair or staging, runs told apart by marker fill
     and shade; stream and bidir series on the bandwidth axes only; bandwidth_axis 'log' or
     'linear'."""
+    panels = styles.resolved_panels(runs, panels)
     layout = styles.panel_layout(runs, panels)
     split = panels != "none"
     references = [panel_references(runs, panel) if with_references else {} for panel in layout]
@@ -378,7 +380,7 @@ def text_as_written():
         yield
 
 
-def render_curves(runs, out, with_references, panels="none", bandwidth_axis="log"):
+def render_curves(runs, out, with_references, panels="auto", bandwidth_axis="log"):
     pyplot = import_pyplot()
     with text_as_written():
         fig = build_curves_figure(pyplot, runs, with_references, panels, bandwidth_axis)

@@ -13,6 +13,7 @@ import math
 import statistics
 
 from . import names, stats
+from .finite import is_finite_number
 
 
 def family_ratios(report_rows, higher_is_better, threshold):
@@ -34,7 +35,7 @@ def family_ratio(family, rows, higher_is_better, threshold):
     mean, spread = stats.mean_interval(logs)
     stated = [row["uncertainty_percent"] for row in rows]
     stated = math.log1p(statistics.fmean(stated) / 100) if None not in stated else None
-    widths = {k: w for k, w in (("spread", spread), ("stated", stated)) if finite(w)}
+    widths = {k: w for k, w in (("spread", spread), ("stated", stated)) if is_finite_number(w)}
     source = max(widths, key=widths.get, default=None)
     width = widths.get(source)
     return {
@@ -55,10 +56,6 @@ def family_ratio(family, rows, higher_is_better, threshold):
     }
 
 
-def finite(value):
-    return value is not None and math.isfinite(value)
-
-
 def bounded(function, value):
     """function(value), or None where it overflows: no report holds an infinity."""
     try:
@@ -70,7 +67,9 @@ def bounded(function, value):
 
 def as_percent(log_width):
     """A half-width on log scale as the percentage it stands for (exp(w) - 1), or None."""
-    return bounded(lambda w: math.expm1(w) * 100, log_width) if finite(log_width) else None
+    return (
+        bounded(lambda w: math.expm1(w) * 100, log_width) if is_finite_number(log_width) else None
+    )
 
 
 def family_status(mean, width, higher_is_better, threshold):

@@ -11,6 +11,8 @@ import os
 import re
 import stat
 
+from . import fields
+
 MAX_NESTING = 100  # lists and objects: xferbench's own documents nest 6 deep
 
 FILE_KINDS = (
@@ -133,9 +135,9 @@ def decode_json(where, data):
 
 
 def check_result_document(where, document):
-    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+    if not isinstance(document, dict) or not isinstance(document.get(fields.BENCHMARKS), list):
         raise InputError(f"{where}: not a benchmark result (no 'benchmarks' list)")
-    rows = document["benchmarks"]
+    rows = document[fields.BENCHMARKS]
     if not rows:
         raise InputError(f"{where}: 'benchmarks' holds no rows")
     if not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in rows):

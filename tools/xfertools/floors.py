@@ -6,19 +6,18 @@ written where xferbench on the same machine finds it (--xfer_floor=auto, the def
 A floor file is results/floors/<identity key>.json, the key made from the machine identity
 that tools/compare.py uses (machines.machine_identity), not from the rows run, so a filtered run
 finds it. Its "match" holds the raw context fields xferbench compares with its own before using
-it (support/floor.cpp, machine_match). Format xferbench-floor/2 keeps the last MAX_RUNS merged
-runs of this machine ("history", components.run_entry) and, from all of them:
-"floors" (per family and size, 1.96 x 100 sqrt(s2B + s2R) of ln time, rounded up to 0.1%: the
-floor a single mpirun adds), "run_floors" (the run-level sd, from 3 runs on), "costs" and
-"plan" (plan.py). A file of format /1 (floors only) for this machine is replaced, its families
+it (machines.machine_match, as support/floor.cpp's). Format xferbench-floor/2 keeps the last
+MAX_RUNS merged runs of this machine ("history", components.run_entry) and, from all of them:
+"floors" (per family and size, machine_model.floor_pct: the floor a single mpirun adds),
+"run_floors" (the run-level sd, machine_model.run_sd_pct, from 3 runs on), "costs" and "plan"
+(plan.py). A file of format /1 (floors only) for this machine is replaced, its families
 that the history does not hold kept, as a later run of fewer families keeps the others'.
 """
 
 import json
-import math
 import os
 
-from . import components, files, history, machines, plan
+from . import components, files, history, machine_model, machines, plan
 
 FORMAT = "xferbench-floor/2"
 FORMAT_1 = "xferbench-floor/1"
@@ -31,29 +30,6 @@ RULE = (
     "1.96 x 100 sqrt(process + run-level variance of ln time), each pooled over the "
     "history's runs and the family's rows within 8x in size, rounded up to 0.1%"
 )
-
-
-def machine_match(context):
-    """The raw fields xferbench compares (support/floor.cpp machine_match), from a result's
-    context."""
-    xferbench = machines.xferbench_context(context) or {}
-    cuda = xferbench.get("cuda")
-    mpi = machines.mapping(xferbench.get("mpi"))
-    devices = cuda.get("devices") if isinstance(cuda, dict) else None
-    cuda = machines.mapping(cuda)
-    return {
-        "gpus": [machines.mapping(d).get("name") for d in devices]
-        if isinstance(devices, list)
-        else None,
-        "gpu_links": cuda.get("pairs"),
-        "cuda_driver": cuda.get("driver_version"),
-        "cuda_runtime": cuda.get("runtime_version"),
-        "nccl": machines.mapping(xferbench.get("nccl")).get("version"),
-        "mpi_library": mpi.get("library"),
-        "mpi_cuda_aware": mpi.get("cuda_aware"),
-        "world_size": xferbench.get("world_size"),
-        "num_cpus": context.get("num_cpus"),
-    }
 
 
 def merged_run(document, source, job_seconds):
@@ -90,7 +66,9 @@ def earlier_file(target, match):
         return None
     if not isinstance(earlier, dict) or earlier.get("format") not in (FORMAT, FORMAT_1):
         return None
-    if earlier.get("match") != match or not isinstance(earlier.get("floors"), dict):
+    if not machines.same_machine(earlier.get("match"), match) or not isinstance(
+        earlier.get("floors"), dict
+    ):
         return None
     return earlier
 
@@ -108,18 +86,15 @@ def updated_history(earlier, entry):
     return entries[-MAX_RUNS:]
 
 
-def round_up(value, step):
-    return math.ceil(round(value / step, 9)) * step
-
-
 def floors_of(rows):
     """{family: [[bytes, pct], ...]}: 1.96 x 100 sqrt(p + s2R), rounded up to 0.1%: what a new
     process in another run adds to a row; its own visits' noise, which a single run's visits
     show, is not in it."""
     out = {}
     for r in rows:
-        pct = 196 * math.sqrt(r.process + (r.run_level or 0.0))
-        out.setdefault(r.family, []).append([r.bytes, round(round_up(pct, 0.1), 1)])
+        out.setdefault(r.family, []).append(
+            [r.bytes, machine_model.floor_pct(r.process, r.run_level)]
+        )
     return out
 
 
@@ -128,7 +103,7 @@ def run_floors_of(rows):
     out = {}
     for r in rows:
         if r.run_level is not None:
-            sd = round(round_up(100 * math.sqrt(r.run_level), 0.01), 2)
+            sd = machine_model.run_sd_pct(r.run_level)
             out.setdefault(r.family, []).append([r.bytes, sd, r.run_df])
     return out
 
@@ -182,7 +157,7 @@ def floor_document(document, source, earlier=None, job_seconds=None, budget=plan
     return {
         "format": FORMAT,
         "identity": machines.machine_identity(context),
-        "match": machine_match(context),
+        "match": machines.machine_match(context),
         "floors": with_kept(floors_of(rows), earlier, "floors"),
         "run_floors": with_kept(run_floors_of(rows), earlier, "run_floors"),
         "plan": made,
@@ -235,7 +210,7 @@ def write_floor(path, directory, job_seconds=None, budget=plan.DEFAULT_BUDGET_S)
     its content)."""
     document = files.load_result(path)
     target = floor_path(document, directory)
-    earlier = earlier_file(target, machine_match(machines.context_of(document)))
+    earlier = earlier_file(target, machines.machine_match(machines.context_of(document)))
     content = floor_document(document, path, earlier, job_seconds, budget)
     try:
         os.makedirs(directory, exist_ok=True)

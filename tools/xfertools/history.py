@@ -17,13 +17,13 @@ import json
 import os
 import re
 
-from . import files, machines, names, rows
+from . import fields, files, machines, names, rows
 
 RUN_FORMAT = "xferbench-track-run/1"
 IDENTITY_FORMAT = "xferbench-track-identity/1"
 IDENTITY_FILE = "identity.json"
 UNKNOWN_COMMIT = "unknown"
-FIGURES = ("time_us", "latency_us", "gbps", "ci95_pct")
+FIGURES = ("time_us", fields.LATENCY_US, "gbps", fields.CI95_PCT)
 
 
 @dataclasses.dataclass(frozen=True)

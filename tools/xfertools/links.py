@@ -5,7 +5,7 @@ import math
 import re
 from collections import namedtuple
 
-from . import machines
+from . import fields, machines
 from .files import load_result
 from .names import family_of, message_bytes
 from .rows import failure_message, is_aggregate, is_failed, positive, row_gbps, written_name
@@ -136,14 +136,14 @@ def link_kinds(links, family):
 
 def row_share(row):
     """pct_of_link / 100 of a successful row, else None."""
-    pct = positive(row.get("pct_of_link"))
+    pct = positive(row.get(fields.PCT_OF_LINK))
     return None if pct is None or is_failed(row) else pct / 100
 
 
 def family_shares(document):
     """{family: (share, bytes)}: each family's share of its link at its largest size measured."""
     best = {}
-    for row in document.get("benchmarks", []):
+    for row in document.get(fields.BENCHMARKS, []):
         if is_aggregate(row) or row_share(row) is None:
             continue
         name = written_name(row)
@@ -217,7 +217,7 @@ def check_node(document, overrides=None):
     failures = []
     linked_rows = 0
     best = {}  # family -> (share, row) of its best judged row
-    for row in document.get("benchmarks", []):
+    for row in document.get(fields.BENCHMARKS, []):
         if is_aggregate(row):
             continue
         name = written_name(row)
@@ -240,7 +240,7 @@ def check_node(document, overrides=None):
         if wanted is None:
             unjudged.append(family)
             continue
-        rate = positive(row.get("link_gbps"))
+        rate = positive(row.get(fields.LINK_GBPS))
         link = f"{'+'.join(kinds)}: {route_text(links, family)}" + (
             f", {rate:.1f} GB/s" if rate else ""
         )

@@ -8,7 +8,7 @@ import json
 import math
 from collections import Counter
 
-from . import files
+from . import fields, files
 from .text import clip
 
 # The make-up two runs must share to be compared as the same machine.
@@ -42,13 +42,13 @@ def text_or_none(value):
 
 def context_of(document):
     """A result document's context object ({} when absent)."""
-    return mapping(document.get("context"))
+    return mapping(document.get(fields.CONTEXT))
 
 
 def xferbench_context(context):
     """context.xferbench (also when stored as a JSON string), or None when the run does not
     say (plain Google Benchmark JSON)."""
-    xferbench = context.get("xferbench")
+    xferbench = context.get(fields.XFERBENCH)
     if isinstance(xferbench, str):
         try:
             xferbench = files.parse_json_text(xferbench)
@@ -114,21 +114,25 @@ def machine_identity(context):
     xferbench = xferbench_context(context)
     if xferbench is None:
         return None
+    return plain(make_up(context, xferbench, describe_gpus, describe_links))
+
+
+def make_up(context, xferbench, gpus, links):
+    """The fields of a machine's make-up, its GPUs and links as the functions gpus and links
+    give them from the devices and pairs of context.xferbench.cuda."""
     cuda = mapping(xferbench.get("cuda"))
     mpi = mapping(xferbench.get("mpi"))
-    return plain(
-        {
-            "gpus": describe_gpus(cuda.get("devices")),
-            "gpu_links": describe_links(cuda.get("pairs")),
-            "cuda_driver": cuda.get("driver_version"),
-            "cuda_runtime": cuda.get("runtime_version"),
-            "nccl": mapping(xferbench.get("nccl")).get("version"),
-            "mpi_library": mpi.get("library"),
-            "mpi_cuda_aware": mpi.get("cuda_aware"),
-            "world_size": xferbench.get("world_size"),
-            "num_cpus": context.get("num_cpus"),
-        }
-    )
+    return {
+        "gpus": gpus(cuda.get("devices")),
+        "gpu_links": links(cuda.get("pairs")),
+        "cuda_driver": cuda.get("driver_version"),
+        "cuda_runtime": cuda.get("runtime_version"),
+        "nccl": mapping(xferbench.get("nccl")).get("version"),
+        "mpi_library": mpi.get("library"),
+        "mpi_cuda_aware": mpi.get("cuda_aware"),
+        "world_size": xferbench.get("world_size"),
+        "num_cpus": context.get("num_cpus"),
+    }
 
 
 # What two sides of an A/B comparison must share: the hardware and where the ranks ran on it.
@@ -146,6 +150,47 @@ def describe_placement(ranks):
         for r in ranks
         if isinstance(r, dict)
     )
+
+
+def machine_match(context):
+    """What of a result's context a machine file's "match" must equal for the file to be this
+    machine's (support/floor.cpp machine_match computes the same from its own context): GPU
+    models, GPU links, CUDA driver and runtime, NCCL, MPI library and CUDA-awareness, world
+    size, CPUs. Raw fields, unlike machine_identity's labels."""
+    return make_up(context, xferbench_context(context) or {}, gpu_names, lambda pairs: pairs)
+
+
+def gpu_names(devices):
+    """The devices' names as written, or None where devices is no list."""
+    return [mapping(d).get("name") for d in devices] if isinstance(devices, list) else None
+
+
+def same_machine(file_match, match):
+    """Whether a machine file's "match" equals a run's, as xferbench compares them (support/
+    floor.cpp same_value): objects by their keys in any order, arrays in order, numbers by
+    value (1 and 1.0 alike), true and false apart from numbers, a NaN or infinity as null."""
+    if isinstance(file_match, dict) or isinstance(match, dict):
+        return (
+            isinstance(file_match, dict)
+            and isinstance(match, dict)
+            and file_match.keys() == match.keys()
+            and all(same_machine(file_match[k], match[k]) for k in file_match)
+        )
+    if isinstance(file_match, list) or isinstance(match, list):
+        return (
+            isinstance(file_match, list)
+            and isinstance(match, list)
+            and len(file_match) == len(match)
+            and all(same_machine(a, b) for a, b in zip(file_match, match))
+        )
+    a, b = (
+        None if isinstance(v, float) and not math.isfinite(v) else v for v in (file_match, match)
+    )
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    return type(a) is type(b) and a == b
 
 
 def hardware_identity(context):
@@ -173,7 +218,7 @@ def run_facts(context):
             ),
             "harness_version": xferbench.get("harness_version"),
             "git_revision": xferbench.get("git_revision"),
-            "skipped_paths": describe_skipped(xferbench.get("skipped")),
+            "skipped_paths": describe_skipped(xferbench.get(fields.SKIPPED)),
         }
     )
     env = xferbench.get("env")

@@ -5,7 +5,8 @@ With J jobs and T_r seconds of timed loop for row r in all, the run's mean of th
 
     V_r = s2R_r + p_r / J + w_r / T_r
 
-(run level, process level, the visits' own noise: J visits of T_r / J seconds each), and the
+(run level, process level, the visits' own noise: J visits of T_r / J seconds each: the model
+of machine_model.py), and the
 run costs J (c0 + sum c_r) + sum T_r seconds. For each J from MIN_JOBS up to one more than the
 history has run (the model is trusted one step beyond what it was measured at: on a 2-core VM
 visits of a few milliseconds turned out far noisier than longer ones), the plan gives every row
@@ -17,11 +18,10 @@ wrong).
 """
 
 import dataclasses
-import functools
 import math
 import statistics
 
-from . import stats
+from . import machine_model
 
 MIN_JOBS, MAX_JOBS = 3, 16
 DEFAULT_BUDGET_S = 60.0
@@ -116,18 +116,6 @@ def neyman_allocation(a, least, caps, extra):
     return given(low)
 
 
-def satterthwaite_df(job_part, job_df, run_part, run_df):
-    """Degrees of freedom of the sum of two variance estimates (job part, run part)."""
-    terms = job_part**2 / job_df + (run_part**2 / max(run_df, 1) if run_df > 0 else 0)
-    return (job_part + run_part) ** 2 / terms if terms > 0 else job_df
-
-
-@functools.cache
-def t95(df):
-    """Student's t quantile at 0.975 for whole degrees of freedom (at least 1)."""
-    return stats.t_quantile(0.975, max(int(df), 1))
-
-
 def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     """Each row's predicted ci95 (percent): t(0.975, floor(df)) x 100 sqrt(V_r), the job part
     with q (J - 1) degrees of freedom, the run part with K - 1, df never more than the job
@@ -135,10 +123,8 @@ def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     out = []
     for row, time in zip(rows, seconds):
         job_part = row.process / jobs + (row.visit / time if row.visit > 0 else 0.0)
-        run = row.run_level or 0.0
         job_df = df_per_job_df * (jobs - 1)
-        df = min(job_df, satterthwaite_df(job_part, job_df, run, row.run_df))
-        out.append(t95(math.floor(df)) * 100 * math.sqrt(job_part + run))
+        out.append(machine_model.interval(job_part, job_df, row.run_level or 0.0, row.run_df)[0])
     return out
 
 

@@ -4,7 +4,7 @@ requests, or strict JSON for other tools."""
 import json
 
 from . import links
-from .report import is_time_limited
+from .judging import is_time_limited
 from .text import plural
 
 SIZE_CLASSES = {"small": "< 64 KiB", "large": ">= 64 KiB"}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import decide, machines, noise, rows
+from . import decide, fields, machines, noise, rows
 
 # Lowest total of jobs for a between-job spread: one degree of freedom at least.
 MIN_JOBS = 3
@@ -46,7 +46,7 @@ def job_times(document, where):
     figures = rows.figures_from_document(document)
     failed = {name for name, f in figures.items() if f.error}
     xferbench = machines.xferbench_context(machines.context_of(document)) or {}
-    visits = xferbench.get("visits")
+    visits = xferbench.get(fields.VISITS)
     merged = machines.mapping(xferbench.get("merged"))
     count = merged.get("jobs")
     if isinstance(visits, dict) and isinstance(count, int) and count > 1:
@@ -54,7 +54,7 @@ def job_times(document, where):
         for written, entries in visits.items():
             name = rows.names.canonical_name(rows.names.normalise_name(str(written)))
             for visit in entries if isinstance(entries, list) else []:
-                job, latency = machines.mapping(visit).get("job"), visit.get("latency_us")
+                job, latency = machines.mapping(visit).get(fields.JOB), visit.get(fields.LATENCY_US)
                 if isinstance(job, int) and 0 <= job < count and rows.positive(latency):
                     by_job[job].setdefault(name, []).append(latency * 1e-6)
         out = []

@@ -6,7 +6,8 @@ import dataclasses
 import math
 import statistics
 
-from . import names, stats
+from . import fields, names, stats
+from .finite import is_finite_number
 
 TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
@@ -51,25 +52,15 @@ class Group:
         if self.repetitions:
             return self.repetitions
         by_kind = {
-            row.get("aggregate_name"): row
+            row.get(fields.AGGREGATE_NAME): row
             for row in self.aggregates
-            if isinstance(row.get("aggregate_name"), str)
+            if isinstance(row.get(fields.AGGREGATE_NAME), str)
         }
         return next(([by_kind[kind]] for kind in ("median", "mean") if kind in by_kind), [])
 
 
-def is_number(value):
-    """A finite int or float (not a bool; not an int too large for a float)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def positive(value):
-    return float(value) if is_number(value) and value > 0 else None
+    return float(value) if is_finite_number(value) and value > 0 else None
 
 
 def shown(value, width=40):
@@ -79,23 +70,23 @@ def shown(value, width=40):
 
 
 def is_aggregate(row):
-    return row.get("run_type") == "aggregate"
+    return row.get(fields.RUN_TYPE) == "aggregate"
 
 
 def is_failed(row):
     """Failed or skipped: error_occurred (Google Benchmark 1.7.x) or skipped (1.8.x)."""
-    return bool(row.get("error_occurred") or row.get("skipped"))
+    return bool(row.get(fields.ERROR_OCCURRED) or row.get(fields.SKIPPED))
 
 
 def failure_message(row):
-    message = row.get("error_message") or row.get("skip_message") or "failed"
+    message = row.get(fields.ERROR_MESSAGE) or row.get(fields.SKIP_MESSAGE) or "failed"
     return message if isinstance(message, str) else shown(message)
 
 
 def row_time_us(row):
     """real_time in microseconds: a positive finite number, else None."""
-    real_time = positive(row.get("real_time"))
-    unit = row.get("time_unit", "ns")
+    real_time = positive(row.get(fields.REAL_TIME))
+    unit = row.get(fields.TIME_UNIT, "ns")
     if real_time is None or not isinstance(unit, str) or unit not in TIME_UNIT_TO_US:
         return None
     time_us = real_time * TIME_UNIT_TO_US[unit]
@@ -106,11 +97,11 @@ def row_problem(row):
     """Why a row has no valid time (failed, skipped, bad value), or None."""
     if is_failed(row):
         return failure_message(row)
-    unit = row.get("time_unit", "ns")
+    unit = row.get(fields.TIME_UNIT, "ns")
     if not isinstance(unit, str) or unit not in TIME_UNIT_TO_US:
         return f"unknown time_unit {shown(unit)}"
     if row_time_us(row) is None:
-        if positive(row.get("real_time")) is not None:
+        if positive(row.get(fields.REAL_TIME)) is not None:
             return f"real_time {shown(row.get('real_time'))} {unit} is out of range in microseconds"
         return f"no valid real_time ({shown(row.get('real_time'))})"
     return None
@@ -118,28 +109,28 @@ def row_problem(row):
 
 def row_gbps(row):
     """GB/s (1e9 B/s): the GB/s counter, else bytes_per_second / 1e9."""
-    gbps = positive(row.get("GB/s"))
-    if gbps is None and positive(row.get("bytes_per_second")):
-        gbps = positive(row["bytes_per_second"] / 1e9)
+    gbps = positive(row.get(fields.GBPS))
+    if gbps is None and positive(row.get(fields.BYTES_PER_SECOND)):
+        gbps = positive(row[fields.BYTES_PER_SECOND] / 1e9)
     return gbps
 
 
 def stated_ci95(row):
     """The row's ci95_pct if it is a finite number >= 0, else None."""
-    value = row.get("ci95_pct")
-    return float(value) if is_number(value) and value >= 0 else None
+    value = row.get(fields.CI95_PCT)
+    return float(value) if is_finite_number(value) and value >= 0 else None
 
 
 def stated_time_limited(row):
     """True/False from a 1/0 time_limited counter; None if absent or odd."""
-    value = row.get("time_limited")
-    return bool(value) if is_number(value) and value in (0, 1) else None
+    value = row.get(fields.TIME_LIMITED)
+    return bool(value) if is_finite_number(value) and value in (0, 1) else None
 
 
 def row_sample(row, stated=True):
     """One sample; stated=False ignores the row's own uncertainty counters (an aggregate row's
     ci95_pct is not the uncertainty of its value)."""
-    sample = Sample(row_time_us(row), positive(row.get("latency_us")), row_gbps(row))
+    sample = Sample(row_time_us(row), positive(row.get(fields.LATENCY_US)), row_gbps(row))
     if stated:
         sample.ci95_pct = stated_ci95(row)
         sample.time_limited = stated_time_limited(row)
@@ -166,7 +157,7 @@ def benchmark_name(row):
 def grouped_rows(document):
     """{benchmark name: Group} of a loaded result document, in file order."""
     groups = {}
-    for row in document["benchmarks"]:
+    for row in document[fields.BENCHMARKS]:
         written = written_name(row)
         group = groups.setdefault(names.canonical_name(written), Group())
         (group.aggregates if is_aggregate(row) else group.repetitions).append(row)

@@ -43,7 +43,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
 # > 0 lighter).
 RUN_FILLS = ("full", "none", "left", "bottom", "right", "top")
 RUN_SHADES = (0.0, -0.35, 0.3, -0.55, 0.5, 0.15)
-PANEL_CHOICES = ("none", "path")
+PANEL_CHOICES = ("auto", "path", "none")  # auto: path where the runs hold more than one path
+# xferbench has six paths; a file of more (renamed rows, another tool's) is drawn in one panel
+# by default rather than in a column each.
+MOST_AUTO_PANELS = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,10 +197,21 @@ def line_kwargs(style, run_index, label="_nolegend_"):
     )
 
 
-def panel_layout(runs, panels="none"):
+def resolved_panels(runs, panels="auto"):
+    """'path' or 'none': 'auto' is 'path' where the runs hold from 2 to MOST_AUTO_PANELS paths
+    (one panel of every path's variants is unreadable: a default two-GPU run has 18 families),
+    else 'none'."""
+    if panels != "auto":
+        return panels
+    paths = {path_of(key) for run in runs for key in run.series}
+    return "path" if 1 < len(paths) <= MOST_AUTO_PANELS else "none"
+
+
+def panel_layout(runs, panels="auto"):
     """The columns of the curves figure: one for all series ('none'), or one per path ('path'),
-    paths in a fixed order."""
+    paths in a fixed order; 'auto' as resolved_panels says."""
     keys = series_order({key for run in runs for key in run.series})
+    panels = resolved_panels(runs, panels)
     if panels == "none":
         return [Panel("", keys)]
     if panels != "path":

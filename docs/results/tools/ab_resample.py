@@ -67,7 +67,19 @@ import numpy as np
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 from scipy import stats
 
-from xfertools import ab, files, machines, names, noise, report, rows
+from xfertools import (
+    ab,
+    ab_document,
+    ab_plan,
+    files,
+    finite,
+    judging,
+    machines,
+    names,
+    noise,
+    report,
+    rows,
+)
 
 TIME_FIELDS = ("real_time", "latency_us", "median_us", "min_us", "max_us", "p90_us", "p99_us")
 RATE_FIELDS = ("GB/s", "bytes_per_second", "pct_of_link", "pair_gbps_min", "pair_gbps_max")
@@ -124,7 +136,7 @@ def side_slowdowns(ab_object):
         f.split("=", 1)[1] for f in ab_object["flags"] if f.startswith("--xfer_test_slowdown=")
     ]
     out = {}
-    for label in ab.SIDES:
+    for label in ab_plan.SIDES:
         env = ab_object["sides"][label]["env"].get("XFER_TEST_SLOWDOWN")
         text = flags[-1] if flags else env
         out[label] = slowdown(text) if text else None
@@ -229,15 +241,15 @@ def load_sitting(path):
     except files.InputError as e:
         raise BadInput(str(e)) from None
     ab_object = machines.mapping(document.get("ab"))
-    if ab_object.get("schema") != ab.SCHEMA:
-        raise BadInput(f"{path}: not a tools/ab document (no 'ab' of schema {ab.SCHEMA})")
+    if ab_object.get("schema") != ab_document.SCHEMA:
+        raise BadInput(f"{path}: not a tools/ab document (no 'ab' of schema {ab_document.SCHEMA})")
     order = ab_object["order"]
-    if any({order[k], order[k + 1]} != set(ab.SIDES) for k in range(0, len(order), 2)):
+    if any({order[k], order[k + 1]} != set(ab_plan.SIDES) for k in range(0, len(order), 2)):
         raise BadInput(f"{path}: the jobs did not run in ABBA pairs ({''.join(order)})")
     stem = os.path.splitext(path)[0]
     walls = launcher_walls(stem)
     sitting = Sitting(path, document, [], side_slowdowns(ab_object))
-    counts = dict.fromkeys(ab.SIDES, 0)
+    counts = dict.fromkeys(ab_plan.SIDES, 0)
     for index, label in enumerate(order):
         counts[label] += 1
         name = f"job-{index + 1:02d}-{label}{counts[label]}"
@@ -421,7 +433,7 @@ def merged_document(members, keep=None):
             merged = visits.setdefault(written, [])
             for v in entries:
                 v = dict(v, job=k)
-                if rows.is_number(v.get("latency_us")):
+                if finite.is_finite_number(v.get("latency_us")):
                     v["latency_us"] *= f
                 merged.append(v)
     context = dict(first_job.document["context"])
@@ -451,10 +463,10 @@ def scaled_job(job, factors, keep, planned):
             continue
         f = factors[name]
         for k in TIME_FIELDS:
-            if rows.is_number(row.get(k)):
+            if finite.is_finite_number(row.get(k)):
                 row[k] *= f
         for k in RATE_FIELDS:
-            if rows.is_number(row.get(k)):
+            if finite.is_finite_number(row.get(k)):
                 row[k] /= f
         kept.append(row)
     document["benchmarks"] = kept
@@ -463,7 +475,7 @@ def scaled_job(job, factors, keep, planned):
         c = names.canonical_name(names.normalise_name(written))
         if keep is None or c in keep:
             for v in entries:
-                if rows.is_number(v.get("latency_us")):
+                if finite.is_finite_number(v.get("latency_us")):
                     v["latency_us"] *= factors[c]
             visits[written] = entries
     x["visits"] = visits
@@ -492,7 +504,7 @@ def xferbench_merge(build, members, keep, directory, label):
 
 
 def judge(a_document, b_document, options):
-    """tools/ab's judgement of two merged sides (ab.sit)."""
+    """tools/ab's judgement of two merged sides (ab_jobs.sit)."""
     base = report.load_side("base", ["A"], {"A": a_document})
     new = report.load_side("new", ["B"], {"B": b_document})
     return report.build_report(base, new, options, machines.hardware_identity)
@@ -848,7 +860,9 @@ def parse_args(argv):
         help="slowdown planted in one family run alone, in 5 min (default 3)",
     )
     parser.add_argument(
-        "--threshold", type=float, help=f"tools/ab's --threshold (default {ab.DEFAULT_THRESHOLD:g})"
+        "--threshold",
+        type=float,
+        help=f"tools/ab's --threshold (default {ab_plan.DEFAULT_THRESHOLD:g})",
     )
     parser.add_argument("--alpha", type=float, help="tools/ab's --alpha (default 0.01)")
     parser.add_argument(
@@ -1042,8 +1056,8 @@ def case_rates(cases, results):
 def main(argv):
     args = parse_args(argv)
     global POOL, OPTIONS
-    alpha = args.alpha if args.alpha is not None else report.DEFAULT_ALPHA[report.JOBS]
-    threshold = args.threshold if args.threshold is not None else ab.DEFAULT_THRESHOLD
+    alpha = args.alpha if args.alpha is not None else judging.DEFAULT_ALPHA[judging.JOBS]
+    threshold = args.threshold if args.threshold is not None else ab_plan.DEFAULT_THRESHOLD
     OPTIONS = argparse.Namespace(
         metric="time", threshold=threshold, alpha=args.alpha, filter=None, cross_machine=False
     )
