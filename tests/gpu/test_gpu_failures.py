@@ -1,5 +1,5 @@
 """Failures of CUDA and NCCL on a machine with GPUs (ctest label "gpu"), made on purpose with
-the test-only fail point --xfer_test_fail=CALL[@BYTES][#RANK] (support/failpoint.hpp).
+the test-only fail point --xfer_test_fail=CALL[@BYTES][#RANK] (support/base/failpoint.hpp).
 
 What a user must see: a CUDA error in a row names the call, the GPU and the size, fails that
 row on every rank, and the run goes on; an allocation that cannot be had says what was asked

@@ -10,10 +10,14 @@ other times. A malformed plan is refused with one line naming the file.
 import json
 import os
 import shutil
+import sys
 import tempfile
 import unittest
 
 from xfer_testlib import failed, launch, rows
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from xfertools import machines  # noqa: E402
 
 FAMILY = "mpi_host/mode:pingpong"
 # --xfer_precision at its least keeps every row running until its time is up, so a row's timed
@@ -37,23 +41,8 @@ def load(path):
 
 
 def machine_match(document):
-    """What xferbench compares with a floor file's "match" (support/jobs/floor.cpp, machine_match)."""
-    context = document["context"]
-    x = context["xferbench"]
-    cuda = x.get("cuda") if isinstance(x.get("cuda"), dict) else {}
-    devices = cuda.get("devices")
-    nccl = x.get("nccl") if isinstance(x.get("nccl"), dict) else {}
-    return {
-        "gpus": [d.get("name") for d in devices] if isinstance(devices, list) else None,
-        "gpu_links": cuda.get("pairs"),
-        "cuda_driver": cuda.get("driver_version"),
-        "cuda_runtime": cuda.get("runtime_version"),
-        "nccl": nccl.get("version"),
-        "mpi_library": x["mpi"].get("library"),
-        "mpi_cuda_aware": x["mpi"].get("cuda_aware"),
-        "world_size": x.get("world_size"),
-        "num_cpus": context.get("num_cpus"),
-    }
+    """What xferbench compares with a floor file's "match": the tools' one reading of it."""
+    return machines.machine_match(document["context"])
 
 
 def floor_file(match, plan):

@@ -45,7 +45,7 @@ def load(path):
 
 def slowed(document, family, factor=1.2):
     """The document with `family`'s rows as XFER_TEST_SLOWDOWN=FAMILY:20 makes them: the
-    harness times every visit of a matching row 20% longer (support/runner.cpp), so the row's
+    harness times every visit of a matching row 20% longer (support/run/runner.cpp), so the row's
     times are x 1.2 and its GB/s, bytes_per_second and pct_of_link / 1.2 (a 16.7% lower rate:
     milder than 20% lower, so what fails here fails at 20% lower too)."""
     document = copy.deepcopy(document)

@@ -194,7 +194,7 @@ class Interval(unittest.TestCase):
         self.assertAlmostEqual(ci95, 3.461, places=2)
 
     def test_the_degrees_of_freedom_never_exceed_the_job_parts(self):
-        # As the merge states it (support/pooled.cpp, with_run_level): equal parts of 2 df each
+        # As the merge states it (support/base/pooled.cpp, with_run_level): equal parts of 2 df each
         # would give Satterthwaite's 4 df, a t quantile that narrows the interval as variance is
         # added; the df stay the job part's 2: t(0.975, 2) x 100 sqrt(2e-4) = 6.09%.
         rows = [row(8, process=5e-4, a=0.0, run_level=1e-4, runs=3)]

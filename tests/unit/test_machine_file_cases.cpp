@@ -10,11 +10,11 @@
 #include <sstream>
 #include <string>
 
-#include "error.hpp"
-#include "floor.hpp"
-#include "json.hpp"
-#include "pooled.hpp"
-#include "stats.hpp"
+#include "base/error.hpp"
+#include "base/json.hpp"
+#include "base/pooled.hpp"
+#include "base/stats.hpp"
+#include "jobs/floor.hpp"
 
 namespace xfer {
 namespace {
@@ -55,7 +55,7 @@ bool accepted(const json::Value& file_match, const json::Value& match) {
   file.set("match", file_match);
   file.set("floors", json::Value::object());
   try {
-    MachineFloors("cases.json", file.dump(0), match);
+    MachineFile("cases.json", file.dump(0), match);
     return true;
   } catch (const UsageError&) {
     return false;
@@ -147,7 +147,7 @@ TEST(MachineFileCases, AFilesFloorsReachTheRowsItsPoolReaches) {
     file.set("floors", floors);
     file.set("run_floors", run_floors);
     file.set("plan", json::Value());
-    const MachineFloors machine("cases.json", file.dump(0), json::Value());
+    const MachineFile machine("cases.json", file.dump(0), json::Value());
     for (const json::Value& lookup : at(c, "lookups").items()) {
       const std::string row =
           family + "/bytes:" + std::to_string(static_cast<long long>(at(lookup, "bytes").number()));

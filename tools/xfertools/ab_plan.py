@@ -42,7 +42,7 @@ class JobCost:
 
     def job_s(self, jobs):
         """One job of a sitting of `jobs` a side: a row's share of its time limit, and of its
-        precision target, both go as 1 / jobs (support/runner.cpp), down to one sample."""
+        precision target, both go as 1 / jobs (support/run/runner.cpp), down to one sample."""
         share = self.pilot_jobs / jobs
         return self.fixed_s + sum(max(s, t * share) for t, s in zip(self.timed_s, self.sample_s))
 

@@ -6,7 +6,7 @@ written where xferbench on the same machine finds it (--xfer_floor=auto, the def
 A floor file is results/floors/<identity key>.json, the key made from the machine identity
 that tools/compare.py uses (machines.machine_identity), not from the rows run, so a filtered run
 finds it. Its "match" holds the raw context fields xferbench compares with its own before using
-it (machines.machine_match, as support/floor.cpp's). Format xferbench-floor/2 keeps the last
+it (machines.machine_match, as support/jobs/floor.cpp's). Format xferbench-floor/2 keeps the last
 MAX_RUNS merged runs of this machine ("history", components.run_entry) and, from all of them:
 "floors" (per family and size, machine_model.floor_pct: the floor a single mpirun adds),
 "run_floors" (the run-level sd, machine_model.run_sd_pct, from 3 runs on), "costs" and "plan"

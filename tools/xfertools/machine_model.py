@@ -8,7 +8,7 @@ so that with J jobs and T seconds of timed loop in all the run's mean varies by
 
 its 95% interval t(0.975, floor(df)) x 100 sqrt(V), df Satterthwaite's over the job part
 (q (J - 1) degrees of freedom) and the run part (K - 1), never more than the job part's. This
-is what the merge states (support/pooled.cpp, with_run_level), what the plan predicts
+is what the merge states (support/base/pooled.cpp, with_run_level), what the plan predicts
 (plan.py), and what the floor file's numbers are made of (floors.py): the floor a single
 process adds, 1.96 x 100 sqrt(p + s2R) rounded up to 0.1%, and the run-level sd, 100 sqrt(s2R)
 rounded up to 0.01%. components.py learns p, w and s2R from a machine's runs. The cases both
@@ -20,7 +20,7 @@ import math
 from . import stats
 from .finite import is_finite_number
 
-# support/pooled.hpp kPoolSizeFactor: rows of a family this near in size move alike, and pool.
+# support/base/pooled.hpp kPoolSizeFactor: rows of a family this near in size move alike, and pool.
 POOL_SIZE_FACTOR = 8
 
 
@@ -63,7 +63,7 @@ def interval(job_part, job_df, run_part, run_df):
 
 def with_run_level(ci95_pct, df, run_sd_pct, run_df):
     """A merged row's (ci95 percent, df) with the machine's run level added, from the interval
-    its jobs gave (support/pooled.cpp, with_run_level): unchanged without a run level or a
+    its jobs gave (support/base/pooled.cpp, with_run_level): unchanged without a run level or a
     between-job part."""
     if not run_df > 0 or not run_sd_pct > 0 or not df > 0:
         return ci95_pct, df

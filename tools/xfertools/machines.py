@@ -154,7 +154,7 @@ def describe_placement(ranks):
 
 def machine_match(context):
     """What of a result's context a machine file's "match" must equal for the file to be this
-    machine's (support/floor.cpp machine_match computes the same from its own context): GPU
+    machine's (support/jobs/floor.cpp machine_match computes the same from its own context): GPU
     models, GPU links, CUDA driver and runtime, NCCL, MPI library and CUDA-awareness, world
     size, CPUs. Raw fields, unlike machine_identity's labels."""
     return make_up(context, xferbench_context(context) or {}, gpu_names, lambda pairs: pairs)

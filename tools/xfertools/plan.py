@@ -119,7 +119,7 @@ def neyman_allocation(a, least, caps, extra):
 def predicted_ci95(rows, jobs, seconds, df_per_job_df):
     """Each row's predicted ci95 (percent): t(0.975, floor(df)) x 100 sqrt(V_r), the job part
     with q (J - 1) degrees of freedom, the run part with K - 1, df never more than the job
-    part's (as the merge states it: support/pooled.cpp, with_run_level)."""
+    part's (as the merge states it: support/base/pooled.cpp, with_run_level)."""
     out = []
     for row, time in zip(rows, seconds):
         job_part = row.process / jobs + (row.visit / time if row.visit > 0 else 0.0)

@@ -83,7 +83,7 @@ from xfertools import (
 
 TIME_FIELDS = ("real_time", "latency_us", "median_us", "min_us", "max_us", "p90_us", "p99_us")
 RATE_FIELDS = ("GB/s", "bytes_per_second", "pct_of_link", "pair_gbps_min", "pair_gbps_max")
-# What must agree for jobs to be merged (support/merge.cpp make_up).
+# What must agree for jobs to be merged (support/jobs/merge.cpp make_up).
 MAKE_UP = ("git_revision", "world_size", "mpi", "cuda", "nccl", "sizes", "warmup")
 JOB_LINE = re.compile(r"tools/ab: (job-\d+-[AB]\d+) \([AB]\): exit \d+ in ([\d.]+) s")
 POWER_Z = float(stats.norm.isf(0.2))  # 80% power

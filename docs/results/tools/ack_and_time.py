@@ -32,7 +32,7 @@ import peer_ratios  # this folder's: how session.log holds commands and OSU's fi
 import rerun_targets
 
 SIZES = (1048576, 16777216, 268435456)
-WINDOW_IN_FLIGHT = 4 << 30  # support/exchange.hpp: kWindowInFlight
+WINDOW_IN_FLIGHT = 4 << 30  # support/mpi/exchange.hpp: kWindowInFlight
 
 
 def documents(session):

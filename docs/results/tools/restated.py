@@ -6,7 +6,7 @@
 From sessions of `targets` (runs:N or bare:N: default runs of tools/run, 3 jobs of
 one visit each, merged). A job whose visit timed one sample (a round trip of 256 MiB or more in
 its share of the time) states 100%: unknown, not a spread. The merge counted it as a spread, so
-such a row stated 100 / sqrt(3) = 57.7% whatever its messages did; since support/merge.cpp's
+such a row stated 100 / sqrt(3) = 57.7% whatever its messages did; since support/jobs/merge.cpp's
 combine_jobs leaves it out, the row states the spread between its jobs (Student's t), as a job
 of several samples always did. Per session, from the visits each merged file keeps: every row's
 interval rebuilt by the old rule and by the new one (one of them is what the file states; the
