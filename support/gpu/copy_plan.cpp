@@ -55,19 +55,13 @@ std::string StagingFamily::name() const {
 }
 
 links::Crossing PeerFamily::crossing() const {
-  links::Crossing c;
-  c.kind = links::Crossing::Kind::GpuCopy;
-  c.src_gpu = src;
-  c.dst_gpu = dst;
+  auto c = links::Crossing::between_gpus(links::Crossing::Kind::GpuCopy, src, dst);
   c.peer_access = p2p;
   return c;
 }
 
 links::Crossing StagingFamily::crossing() const {
-  links::Crossing c;
-  c.kind = links::Crossing::Kind::HostStagedCopy;
-  c.src_gpu = src;
-  c.dst_gpu = dst;
+  auto c = links::Crossing::between_gpus(links::Crossing::Kind::HostStagedCopy, src, dst);
   c.at_once = pipelined;
   return c;
 }

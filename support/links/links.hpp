@@ -184,6 +184,14 @@ struct Crossing {
   bool nccl = false;         // RankGpuMemory: NCCL's transports, else MPI's
   int rank_pairs = 1;        // the rank kinds: pairs at once (several: no route yet)
 
+  // Between visible GPUs `src` and `dst` of this process.
+  static Crossing between_gpus(Kind kind, int src, int dst) {
+    Crossing c;
+    c.kind = kind;
+    c.src_gpu = src;
+    c.dst_gpu = dst;
+    return c;
+  }
   // Between the ranks of `pairs` pairs at once.
   static Crossing between_ranks(Kind kind, std::size_t pairs) {
     Crossing c;

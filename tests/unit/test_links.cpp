@@ -66,23 +66,16 @@ json::Value h200x2_context(bool p2p) {
           "pairs": [{"ranks": [0, 1]}]})");
 }
 
-// A copy of the real two-H200 answers with `key=value` words of its NVLink lines replaced.
 // What each path declares when it registers these families (bench/: Registry::add), by name.
 std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
   using Kind = Crossing::Kind;
   const auto copy = [](int src, int dst, bool p2p) {
-    Crossing c;
-    c.kind = Kind::GpuCopy;
-    c.src_gpu = src;
-    c.dst_gpu = dst;
+    Crossing c = Crossing::between_gpus(Kind::GpuCopy, src, dst);
     c.peer_access = p2p;
     return c;
   };
   const auto staged = [](int src, int dst, bool at_once) {
-    Crossing c;
-    c.kind = Kind::HostStagedCopy;
-    c.src_gpu = src;
-    c.dst_gpu = dst;
+    Crossing c = Crossing::between_gpus(Kind::HostStagedCopy, src, dst);
     c.at_once = at_once;
     return c;
   };
@@ -109,6 +102,7 @@ std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
   return out;
 }
 
+// A copy of the real two-H200 answers with `key=value` words of its NVLink lines replaced.
 using Edits = std::vector<std::pair<std::string, std::string>>;
 std::string h200x2_edited(const std::string& name, const Edits& edits) {
   const std::string dir = testing::TempDir() + "links-" + name + "-" + std::to_string(::getpid());
