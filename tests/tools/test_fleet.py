@@ -1,0 +1,270 @@
+"""Tests for tools/xfertools/fleet.py: which host, which link (issue 37).
+
+python3 -m unittest discover -s tests/tools -p 'test_fleet.py'
+"""
+
+import json
+import math
+import sys
+import unittest
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from xfertools import fleet  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "fleet" / "schedules.json"
+
+
+class Fleet:
+    """A synthetic fleet: per-host log effects, per-link log excess, a residual spread, and
+    congestion, measured into a result document's "fleet" object as the C++ would write it."""
+
+    def __init__(self, n, seed, sigma=0.03, host_sd=0.02, congestion=0.0, names=None):
+        self.n = n
+        self.rng = np.random.default_rng(seed)
+        self.names = names or [f"node{i:03d}" for i in range(n)]
+        self.host = self.rng.normal(0, host_sd, n)
+        self.link = {}
+        self.sigma = sigma
+        self.congestion = congestion
+        self.spike = {}  # (pass, round) -> (log factor, share of its pairs)
+        self.seed = seed
+
+    def time(self, a, b, congested=False):
+        log_t = math.log(5.0) + self.host[a] + self.host[b] + self.link.get((a, b), 0.0)
+        log_t += self.rng.normal(0, self.sigma)
+        if congested or self.rng.random() < self.congestion:
+            log_t += math.log(1.5)
+        return math.exp(log_t)
+
+    def document(self, passes=1):
+        series, pass_list = [], []
+        for p in range(passes):
+            relabel = fleet.pass_relabel(self.n, p, self.seed)
+            pass_list.append({"pass": p, "relabel": relabel})
+            times = {}
+            for r, pairs in enumerate(fleet.schedule(self.n, relabel)):
+                factor, share = self.spike.get((p, r), (0.0, 0.0))
+                for k, (a, b) in enumerate(pairs):
+                    t = self.time(a, b)
+                    if k < share * len(pairs):
+                        t *= math.exp(factor)
+                    times[(a, b)] = t
+            upper = [times[pair] for pair in combinations(range(self.n), 2)]
+            series.append(
+                {"path": "mpi_host", "bytes": 8, "pass": p, "unit": "us", "time_us": upper}
+            )
+        return {
+            "fleet": {
+                "format": fleet.FORMAT,
+                "ranks": self.n,
+                "hosts": self.names,
+                "host_of": list(range(self.n)),
+                "seed": self.seed,
+                "passes": pass_list,
+                "series": series,
+                "retests": [],
+                "lost": [],
+            }
+        }
+
+    def judged(self, passes=1, retest=True):
+        """The verdict after the re-test the first verdict plans (measured afresh)."""
+        doc = self.document(passes)
+        first = fleet.judge_result(doc)[0]
+        if retest and first["retest_rounds"]:
+            pairs = [pair for rnd in first["retest_rounds"] for pair in rnd]
+            doc["fleet"]["retests"] = [
+                {
+                    "path": "mpi_host",
+                    "bytes": 8,
+                    "pairs": pairs,
+                    "time_us": [self.time(a, b) for a, b in pairs],
+                }
+            ]
+        return first, fleet.judge_result(doc)[0]
+
+
+def called(verdict, kind):
+    return [x for x in verdict[kind] if x["status"] == "slow"]
+
+
+class Schedule(unittest.TestCase):
+    def check(self, n, rounds):
+        m = n if n % 2 == 0 else n + 1
+        self.assertEqual(len(rounds), m - 1)
+        seen = set()
+        for pairs in rounds:
+            ranks = [x for pair in pairs for x in pair]
+            self.assertEqual(len(ranks), len(set(ranks)), "a rank twice in one round")
+            for a, b in pairs:
+                self.assertLess(a, b)
+                self.assertNotIn((a, b), seen)
+                seen.add((a, b))
+        self.assertEqual(seen, set(combinations(range(n), 2)))
+
+    def test_every_pair_once_in_disjoint_rounds(self):
+        for n in range(2, 18):
+            for p in range(3):
+                with self.subTest(n=n, p=p):
+                    relabel = fleet.pass_relabel(n, p, 99)
+                    self.assertEqual(sorted(relabel), list(range(n)))
+                    rounds = fleet.schedule(n, relabel)
+                    self.check(n, rounds)
+                    matrix = fleet.round_matrix(n, relabel)
+                    for r, pairs in enumerate(rounds):
+                        for a, b in pairs:
+                            self.assertEqual(matrix[a, b], r)
+
+    def test_second_pass_puts_other_pairs_together(self):
+        first = fleet.schedule(16, fleet.pass_relabel(16, 0, 7))
+        second = fleet.schedule(16, fleet.pass_relabel(16, 1, 7))
+        together = {frozenset(r) for r in first}
+        self.assertFalse(together & {frozenset(r) for r in second})
+
+    def test_fixture_for_the_cpp_matches(self):
+        doc = json.loads(FIXTURE.read_text())
+        state, outputs = doc["splitmix64_check"]["state"], []
+        for _ in doc["splitmix64_check"]["outputs"]:
+            state, z = fleet.splitmix64(state)
+            outputs.append(str(z))
+        self.assertEqual(outputs, doc["splitmix64_check"]["outputs"])
+        self.assertEqual({c["n"] for c in doc["cases"]}, {2, 3, 4, 5, 8, 9})
+        for case in doc["cases"]:
+            relabel = fleet.pass_relabel(case["n"], case["pass"], case["seed"])
+            self.assertEqual(relabel, case["relabel"])
+            rounds = [[list(p) for p in r] for r in fleet.schedule(case["n"], relabel)]
+            self.assertEqual(rounds, case["rounds"])
+        self.assertTrue(
+            any(c["pass"] == 1 and c["relabel"] != sorted(c["relabel"]) for c in doc["cases"])
+        )
+
+
+class Verdicts(unittest.TestCase):
+    def test_a_slow_host_is_named_as_a_host_not_its_links(self):
+        f = Fleet(24, seed=1)
+        f.host[5] += math.log(1.3)
+        _, verdict = f.judged()
+        self.assertEqual([h["host"] for h in called(verdict, "hosts")], ["node005"])
+        self.assertEqual(called(verdict, "links"), [])
+        self.assertEqual(verdict["drain"], "node005")
+        line = verdict["lines"][0]
+        self.assertTrue(line.startswith("slow host node005: +"), line)
+        self.assertIn("of its 23 pairs", line)
+        effect = verdict["hosts"][0]
+        self.assertLess(effect["ci95_pct"][0], 30 + 100 * f.host[5] - 100 * math.log(1.3) + 8)
+
+    def test_a_slow_pair_is_a_link_and_not_blamed_on_its_hosts(self):
+        f = Fleet(24, seed=2)
+        f.link[(3, 17)] = math.log(2.0)
+        _, verdict = f.judged()
+        self.assertEqual([x["link"] for x in called(verdict, "links")], ["node003-node017"])
+        self.assertEqual(called(verdict, "hosts"), [])
+        self.assertEqual(verdict["drain"], "")
+        self.assertTrue(any(x.startswith("slow link node003-node017: +") for x in verdict["lines"]))
+
+    def test_a_healthy_noisy_fleet_names_nothing(self):
+        for seed in range(4):
+            f = Fleet(32, seed=10 + seed, sigma=0.05, host_sd=0.02, congestion=0.02)
+            first, verdict = f.judged(passes=2)
+            with self.subTest(seed=seed):
+                self.assertEqual(called(verdict, "hosts"), [])
+                self.assertEqual(called(verdict, "links"), [])
+                self.assertEqual(verdict["lines"], ["no slow host or link"])
+                self.assertIn("repeatability", verdict)
+
+    def test_a_fast_host_does_not_make_healthy_hosts_look_slow(self):
+        without = Fleet(20, seed=4).judged(retest=False)[0]
+        f = Fleet(20, seed=4)
+        f.host[0] -= math.log(2.0)  # one host twice as fast as the rest
+        first, verdict = f.judged()
+        self.assertEqual(without["suspects"]["hosts"], [])
+        self.assertEqual(first["suspects"]["hosts"], [])
+        effects = [v["effect_pct"] for k, v in verdict["host_effects"].items() if k != "node000"]
+        self.assertLess(abs(float(np.median(effects))), 1.0)
+        self.assertLess(verdict["host_effects"]["node000"]["effect_pct"], -40)
+
+    def test_two_ranks_cannot_tell_hosts_from_links(self):
+        f = Fleet(2, seed=4)
+        f.host[0] += 1.0
+        _, verdict = f.judged()
+        self.assertEqual(verdict["hosts"], [])
+        self.assertEqual(verdict["links"], [])
+        self.assertIn("cannot be told from a slow link", verdict["lines"][0])
+
+    def test_a_congestion_spike_in_one_round_is_not_called_after_the_retest(self):
+        f = Fleet(24, seed=5)
+        f.spike[(0, 4)] = (math.log(1.6), 0.5)  # half of round 4's pairs 60% slower
+        first, verdict = f.judged()
+        self.assertTrue(first["suspects"]["links"], "the spike should raise suspects")
+        self.assertEqual(called(first, "links"), [])  # not called before a re-test
+        self.assertEqual(called(verdict, "links"), [])
+        self.assertEqual(called(verdict, "hosts"), [])
+        self.assertTrue(all(x["status"] == "cleared" for x in verdict["links"]))
+
+    def test_lost_rank_is_said_not_judged(self):
+        f = Fleet(12, seed=6)
+        doc = f.document()
+        doc["fleet"]["lost"] = [4]
+        doc["fleet"]["incomplete"] = "rank 4 lost in round 3"
+        verdict = fleet.judge_result(doc)[0]
+        self.assertEqual(verdict["not_judged"]["lost"], ["node004"])
+        self.assertEqual(verdict["not_judged"]["incomplete"], "rank 4 lost in round 3")
+        self.assertNotIn("node004", verdict["host_effects"])
+
+
+class SeveralRanksAHost(unittest.TestCase):
+    def test_a_slow_rail_is_one_rank_beyond_its_host(self):
+        rng = np.random.default_rng(8)
+        hosts, per = 12, 2
+        n = hosts * per
+        host_of = [r // per for r in range(n)]
+        effect = rng.normal(0, 0.02, n)
+        effect[7] += math.log(1.4)  # host 3's second rank
+        layer = np.full((n, n), np.nan)
+        for a, b in combinations(range(n), 2):
+            if host_of[a] != host_of[b]:
+                layer[a, b] = layer[b, a] = effect[a] + effect[b] + rng.normal(0, 0.03)
+        names = [f"gpu{h:02d}/{r % per}" for r, h in enumerate(host_of)]
+        series = fleet.Series(
+            names=names,
+            hosts=[f"gpu{h:02d}" for h in range(hosts)],
+            host_of=host_of,
+            layers=layer[None],
+        )
+        verdict = fleet.judge(series, require_retest=False)
+        self.assertEqual([x["rank"] for x in verdict["rails"]], ["gpu03/1"])
+        self.assertEqual(called(verdict, "hosts"), [])
+
+
+class Hostlists(unittest.TestCase):
+    def test_numeric_suffixes_compress_with_padding_kept(self):
+        names = ["node001", "node002", "node003", "node007", "nodeA", "gpu9", "gpu10", "gpu11"]
+        self.assertEqual(fleet.hostlist(names), "gpu[9-11],node[001-003,007],nodeA")
+        self.assertEqual(fleet.hostlist(["nodeC"]), "nodeC")
+        self.assertEqual(fleet.hostlist(["n1", "n3"]), "n[1,3]")
+        self.assertEqual(fleet.hostlist([]), "")
+
+
+class Retests(unittest.TestCase):
+    def test_rounds_are_disjoint_and_cover_each_suspect(self):
+        rounds, plan = fleet.retest_rounds([0, 1], [(2, 3), (3, 4)], list(range(5, 12)))
+        seen = []
+        for pairs in rounds:
+            ranks = [x for pair in pairs for x in pair]
+            self.assertEqual(len(ranks), len(set(ranks)))
+            seen += pairs
+        self.assertIn((2, 3), seen)
+        self.assertIn((3, 4), seen)
+        for host in (0, 1):
+            self.assertEqual(len(plan["hosts"][host]), 3)
+            for pair in plan["hosts"][host]:
+                self.assertIn(pair, seen)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,961 @@
+"""Which host, which link (issue 37): every pair of a fleet's ranks measured in rounds of
+disjoint pairs, and a robust model that names the slow host and the slow link with intervals.
+
+Schedule. `schedule(n, relabel)` is the circle method: M = n (n even) or n + 1 (n odd: position
+M-1 is a bye and its partner sits idle). Round r = 0..M-2 pairs position M-1 with position r,
+and for k = 1..M/2-1 position (r+k) mod (M-1) with position (r-k) mod (M-1). relabel[rank] is
+the position a rank plays. Pass 0 plays the identity; pass p > 0 plays `pass_relabel(n, p,
+seed)`, a Fisher-Yates shuffle driven by splitmix64, so that a second pass puts other pairs in
+a round together. tests/fixtures/fleet/schedules.json holds cases for the C++ to match.
+
+Model. One series (a path and a size): log t(i, j) = g_i + g_j (+ rho_round) + e, several
+observations a pair where there are passes. The fit starts from a median fit (each rank's
+median over its pairs, then median polish), then iterates reweighted least squares with
+Tukey's biweight (c = 4.685) at a residual scale sigma = 1.4826 * MAD of the residuals (corrected
+for the parameters fitted), solving the normal equations by conjugate gradients on the dense
+N x N weight matrix (so 4,096 ranks take about a second). Host effects are centred on the median
+host, h_i = g_i - median(g), mu = 2 median(g): a slow host cannot hide in the baseline and one
+fast host cannot move it. A round term (median-centred) takes up what a whole round shares.
+
+Verdicts. A host is tested against the spread of the healthy hosts (tau, from the MAD of the
+host effects less their estimation variance): one-sided t test of h_i / sqrt(tau^2 + se_i^2),
+Benjamini-Hochberg over hosts at q (0.05); and its effect must be at least MIN_HOST (5%). A
+pair's residual beyond both hosts' effects, e_ij = mean of its observations' residuals, is
+tested against sigma: one-sided test of e_ij / sqrt(sigma^2/m + var h_i + var h_j), BH over
+pairs at q, at least MIN_LINK (25%). A pair beyond both hosts whose host is flagged and slow on
+many of its pairs is reported under that host, not as a link. These are suspects: a re-test
+(`retest_rounds`, measured afresh, and `confirm`) calls a suspect only if it is slow again,
+so congestion within one round is not blamed on a host or a link.
+
+Defaults. q = 0.05: a drained host in 20 is a mistake at most, in expectation, when any is
+named. MIN_HOST = 5%: hosts of one kind differ by about 2% (healthy spread), and a single pair's
+figure moves 4.4% between jobs on the GPU machines (mpi_host, docs/results/2026-11-28-h200-ab-
+sensitivity): a smaller effect is not worth a drained node. MIN_LINK = 25%: a link that trained
+with one lane of four down is 33% slower, half width 100%; below 25% a pair's figure is within
+congestion and job-to-job spread of one measurement. Both are floors: the effective threshold
+is the larger of the floor and what sigma, tau and BH allow (stated in the verdict).
+
+Several ranks a host (one per GPU or NIC): the fit is per rank, pairs within one host left out;
+a host's effect is the median of its ranks' effects (what they share), a rail's effect is a
+rank's effect beyond its host's, tested against the spread of the rails.
+"""
+
+import math
+import re
+import warnings
+
+import numpy as np
+from scipy import stats
+
+FORMAT = "xferbench-fleet/1"
+Q = 0.05
+MIN_HOST = 0.05
+MIN_LINK = 0.25
+TUKEY_C = 4.685
+MAD_SCALE = 1.4826
+GOLDEN = 0x9E3779B97F4A7C15
+MASK64 = (1 << 64) - 1
+EXACT_INVERSE_MAX = 512  # ranks: exact covariance of the host effects up to this size
+SCALE_SAMPLE = 2_000_000  # residuals used for the scale while iterating (all at the end)
+PARTNERS = 3
+
+
+# ---------------------------------------------------------------------------- the schedule
+
+
+def splitmix64(state):
+    """(next state, output) of splitmix64, all arithmetic mod 2^64."""
+    state = (state + GOLDEN) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def pass_relabel(n, pass_index, seed):
+    """The position each rank plays in pass `pass_index`: identity for pass 0; otherwise a
+    Fisher-Yates shuffle of 0..n-1 by splitmix64 from state seed ^ (pass_index * GOLDEN)
+    (mod 2^64): for i = n-1 down to 1, j = next() % (i + 1), swap entries i and j."""
+    perm = list(range(n))
+    if pass_index == 0:
+        return perm
+    state = (int(seed) ^ (int(pass_index) * GOLDEN)) & MASK64
+    for i in range(n - 1, 0, -1):
+        state, z = splitmix64(state)
+        j = z % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def schedule(n, relabel=None):
+    """Rounds of disjoint (a, b) rank pairs, a < b, covering every pair once: the circle
+    method over M = n or n + 1 positions, M - 1 rounds; relabel[rank] is the position a rank
+    plays (None: identity). Within a round the pair with position M-1 comes first, then
+    k = 1..M/2-1; a pair with the bye (odd n) is dropped."""
+    if n < 2:
+        return []
+    relabel = list(range(n)) if relabel is None else list(relabel)
+    if sorted(relabel) != list(range(n)):
+        raise ValueError("relabel must be a permutation of 0..n-1")
+    m = n if n % 2 == 0 else n + 1
+    rank_at = [-1] * m
+    for rank, position in enumerate(relabel):
+        rank_at[position] = rank
+    rounds = []
+    for r in range(m - 1):
+        pairs = [(m - 1, r)]
+        pairs += [((r + k) % (m - 1), (r - k) % (m - 1)) for k in range(1, m // 2)]
+        out = []
+        for p, s in pairs:
+            a, b = rank_at[p], rank_at[s]
+            if a < 0 or b < 0:
+                continue
+            out.append((min(a, b), max(a, b)))
+        rounds.append(out)
+    return rounds
+
+
+def round_matrix(n, relabel=None):
+    """N x N int array: the round of each pair in `schedule(n, relabel)` (-1 on the diagonal),
+    computed with numpy for large n."""
+    m = n if n % 2 == 0 else n + 1
+    relabel = np.arange(n) if relabel is None else np.asarray(relabel)
+    pos = np.arange(m - 1)
+    # positions p, s < M-1 meet in the round r with p + s = 2r (mod M-1); M-1 is odd
+    inv2 = (m // 2) % (m - 1) if m > 2 else 0  # 2 * (M/2) = M = 1 mod (M-1)
+    rnd = np.full((m, m), -1, dtype=np.int64)
+    rnd[: m - 1, : m - 1] = ((pos[:, None] + pos[None, :]) * inv2) % (m - 1)
+    rnd[m - 1, : m - 1] = pos
+    rnd[: m - 1, m - 1] = pos
+    np.fill_diagonal(rnd, -1)
+    out = rnd[np.ix_(relabel, relabel)]
+    return out
+
+
+# ------------------------------------------------------------------------------- the fit
+
+
+class Fit:
+    """What `fit` returns: g (per-rank effects, log), h (g less the median rank's), mu
+    (baseline log time of a pair of median ranks), var_g (variance of each g), se_h, sigma
+    (residual scale, log), rho (round effects), resid (N x N mean residual of each pair beyond
+    both ranks' effects, NaN where unmeasured), count (observations a pair), judged (ranks with
+    data), dof (residual degrees of freedom), k (psi factor of the variance)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def _tukey(r):
+    """Weights w(r) = (1 - (r/c)^2)^2 inside c, 0 outside (r in units of sigma)."""
+    u = r / TUKEY_C
+    return np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0)
+
+
+def _mad(values):
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return float("nan")
+    med = np.median(values)
+    return float(MAD_SCALE * np.median(np.abs(values - med)))
+
+
+def _sample(values, limit=SCALE_SAMPLE):
+    if values.size <= limit:
+        return values
+    return values[:: int(math.ceil(values.size / limit))]
+
+
+def _cg(apply, b, x0, precond, tol=1e-10, maxiter=200):
+    """Preconditioned conjugate gradients for the SPD operator `apply`."""
+    x = x0.copy()
+    r = b - apply(x)
+    z = precond * r
+    p = z.copy()
+    rz = float(r @ z)
+    norm_b = float(np.linalg.norm(b)) or 1.0
+    for _ in range(maxiter):
+        if float(np.linalg.norm(r)) <= tol * norm_b:
+            break
+        ap = apply(p)
+        alpha = rz / float(p @ ap)
+        x += alpha * p
+        r -= alpha * ap
+        z = precond * r
+        rz_new = float(r @ z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x
+
+
+def _row_median(y, complete):
+    """Median over axis 1 of a 2-D array, ignoring NaNs unless `complete` (NaN rows: NaN)."""
+    if complete:
+        return np.median(y, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(y, axis=1)
+
+
+def fit(layers, rounds=None, iterations=30, tol=1e-5):
+    """Robust fit of log t = g_i + g_j (+ rho_round) + e to `layers`, a (K, N, N) or (N, N)
+    array of log times (symmetric, NaN where a pair was not measured, diagonal ignored);
+    `rounds` an int array of the same shape (-1: none) or None. Stops when no effect moves by
+    `tol` (log) and sigma by `tol` relative. Large fleets (N >= 1,024) iterate in float32."""
+    shape = np.shape(layers)
+    dtype = np.float32 if shape[-1] >= 1024 else np.float64
+    y = np.array(layers, dtype=dtype)
+    if y.ndim == 2:
+        y = y[None]
+        rounds = None if rounds is None else np.asarray(rounds)[None]
+    kk, n = y.shape[0], y.shape[1]
+    for layer in y:
+        np.fill_diagonal(layer, np.nan)
+    mask = np.isfinite(y)
+    if rounds is not None:
+        rounds = np.where(mask, rounds, -1)
+    count = mask.sum(axis=0)
+    d0 = count.sum(axis=1).astype(float)
+    judged = d0 > 0
+    n_obs = int(count.sum() // 2)
+    n_rounds = int(rounds.max()) + 1 if rounds is not None and rounds.max() >= 0 else 0
+    p = int(judged.sum()) + max(n_rounds - 1, 0)
+    dof = max(n_obs - p, 1)
+    correction = math.sqrt(n_obs / dof) if n_obs > 0 else 1.0
+    only_diagonal = int(mask.sum()) == kk * n * (n - 1)
+
+    # median start: g_i = med_j y_ij - med/2, then a median polish
+    flat = np.concatenate(list(y), axis=1) if kk > 1 else y[0].copy()
+    if only_diagonal:  # the diagonal as +inf or -inf in turn: a median of N - 1 values
+        for k in range(kk):
+            idx = np.arange(n)
+            flat[idx, idx + k * n] = np.where(idx % 2 == 0, np.inf, -np.inf)
+    a = _row_median(flat, only_diagonal)
+    g = np.where(judged, a - np.nanmedian(a[judged]) / 2, 0.0)
+    flat -= np.tile(g, kk)[None, :]
+    g = np.where(judged, _row_median(flat, only_diagonal), 0.0)
+    del flat
+    rho = np.zeros(max(n_rounds, 1))
+
+    maskf = mask.astype(dtype)
+    yf = np.nan_to_num(y, copy=False, nan=0.0)
+    del y
+    e = np.empty_like(yf)
+    w = np.empty_like(yf)
+
+    def residuals():
+        np.subtract(yf, g.astype(dtype)[None, :, None], out=e)
+        np.subtract(e, g.astype(dtype)[None, None, :], out=e)
+        if n_rounds:
+            np.subtract(e, rho.astype(dtype)[np.maximum(rounds, 0)], out=e)
+        np.multiply(e, maskf, out=e)
+
+    def sample(limit):
+        """Residuals of measured pairs: all, or a strided sample of about `limit`."""
+        if e.size <= 2 * limit:
+            return e[mask].astype(float)
+        step = int(math.ceil(e.size / (2 * limit)))
+        return e.ravel()[::step][mask.ravel()[::step]].astype(float)
+
+    def scale(limit):
+        return _mad(sample(limit)) * correction
+
+    residuals()
+    sigma = scale(SCALE_SAMPLE // 10)
+    if not sigma > 0:
+        sigma = float(np.std(e[mask])) or 1e-9
+    for _ in range(iterations):
+        np.multiply(e, dtype(1.0 / (TUKEY_C * sigma)), out=w)
+        w *= w
+        np.subtract(1, w, out=w)
+        np.maximum(w, 0, out=w)
+        w *= w
+        w *= maskf
+        ws = w.sum(axis=0) if kk > 1 else w[0]
+        d = ws.sum(axis=1, dtype=float)
+        target = yf - rho.astype(dtype)[np.maximum(rounds, 0)] if n_rounds else yf
+        b = np.einsum("kij,kij->i", w, target, dtype=float)
+        live = d > 0
+        ws64 = ws
+
+        def apply(x, ws=ws64, d=d):
+            return d * x + ws @ x.astype(ws.dtype)
+
+        precond = np.where(live, 1.0 / np.where(live, d, 1.0), 0.0)
+        g_new = _cg(apply, np.where(live, b, 0.0), np.where(live, g, 0.0), precond, 1e-7)
+        change = float(np.max(np.abs(g_new - g))) if n else 0.0
+        g = g_new
+        if n_rounds:
+            r = yf - g[None, :, None] - g[None, None, :]
+            idx = rounds[mask]
+            num = np.bincount(idx, weights=(w * r)[mask], minlength=n_rounds)
+            den = np.bincount(idx, weights=w[mask], minlength=n_rounds)
+            new = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+            new -= np.median(new[den > 0]) if (den > 0).any() else 0.0
+            change = max(change, float(np.max(np.abs(new - rho))))
+            rho = new
+        residuals()
+        sigma_new = scale(SCALE_SAMPLE // 10)
+        change = max(change, abs(sigma_new - sigma) / sigma)
+        sigma = sigma_new if sigma_new > 0 else sigma
+        if change < tol:
+            break
+    sigma = scale(SCALE_SAMPLE)
+    # the variance factor E psi^2 / (E psi')^2 of Tukey's psi, on the residuals (a sample)
+    r = sample(SCALE_SAMPLE // 10) / sigma
+    u = r / TUKEY_C
+    inside = np.abs(u) < 1
+    psi = np.where(inside, r * (1 - u * u) ** 2, 0.0)
+    dpsi = np.where(inside, (1 - u * u) * (1 - 5 * u * u), 0.0)
+    k = float(np.mean(psi**2)) / max(float(np.mean(dpsi)) ** 2, 1e-12) if r.size else 1.0
+    if kk > 1:
+        e = e.astype(float)
+        e[~mask] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            resid = np.nanmean(e, axis=0)
+    else:
+        resid = e[0].astype(float)
+        resid[~mask[0]] = np.nan
+    e = w = maskf = yf = None
+    var_g = np.full(n, np.inf)
+    c0 = count.astype(float)
+    if n <= EXACT_INVERSE_MAX:
+        a0 = np.diag(d0) + c0
+        sub = np.ix_(judged, judged)
+        var_g[judged] = np.diag(np.linalg.pinv(a0[sub])) * sigma**2 * k
+    else:
+        var_g[judged] = sigma**2 * k / d0[judged]
+    med_g = float(np.median(g[judged])) if judged.any() else 0.0
+    h = np.where(judged, g - med_g, np.nan)
+    var_med = (math.pi / 2) * float(np.median(var_g[judged])) / max(int(judged.sum()), 1)
+    se_h = np.sqrt(var_g + var_med)
+    return Fit(
+        g=g,
+        h=h,
+        mu=2 * med_g,
+        var_g=var_g,
+        se_h=se_h,
+        sigma=sigma,
+        rho=rho[:n_rounds],
+        resid=resid,
+        count=count,
+        judged=judged,
+        dof=dof,
+        k=k,
+        n_obs=n_obs,
+    )
+
+
+# ------------------------------------------------------------------------------ the tests
+
+
+def bh(pvalues, q=Q, m=None):
+    """Benjamini-Hochberg: a boolean array, True where rejected at false-discovery rate q;
+    m is the number of tests when `pvalues` holds only the smallest of them."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size if m is None else m
+    if p.size == 0:
+        return np.zeros(0, dtype=bool)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    ok = ranked <= q * np.arange(1, p.size + 1) / max(m, 1)
+    out = np.zeros(p.size, dtype=bool)
+    if ok.any():
+        last = int(np.nonzero(ok)[0].max())
+        out[order[: last + 1]] = True
+    return out
+
+
+def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None):
+    """One-sided tests that each effect is beyond the healthy spread: t = h / sqrt(tau^2 +
+    se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0), t distribution with
+    (hosts - 1) degrees of freedom, BH at q, and h >= log(1 + min_effect). Returns dict of
+    arrays: p, slow (bool), tau, threshold (the smallest log effect flagged)."""
+    h = np.asarray(effects, dtype=float)
+    se = np.asarray(se, dtype=float)
+    where = np.isfinite(h) if where is None else where & np.isfinite(h)
+    n = int(where.sum())
+    spread = _mad(h[where])
+    tau2 = max(spread**2 - float(np.median(se[where] ** 2)), 0.0) if n else 0.0
+    scale = np.sqrt(tau2 + se**2)
+    p = np.ones_like(h)
+    dof = max(n - 1, 1)
+    p[where] = stats.t.sf(h[where] / scale[where], dof)
+    rejected = np.zeros(h.size, dtype=bool)
+    rejected[where] = bh(p[where], q)
+    floor = math.log1p(min_effect)
+    slow = rejected & (h >= floor)
+    # smallest effect flagged for a typical host: BH's last accepted p, else Bonferroni's
+    crit_p = float(p[rejected].max()) if rejected.any() else q / max(n, 1)
+    threshold = max(floor, float(stats.t.isf(crit_p, dof) * np.median(scale[where])))
+    return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "threshold": threshold}
+
+
+def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
+    """One-sided tests of each pair's residual beyond both ranks' effects against sigma;
+    BH over the measured pairs (upper triangle) at q and residual >= log(1 + min_effect).
+    Returns (a, b, residual, se, p) arrays of the pairs flagged, and the threshold."""
+    resid = f.resid
+    var_g = np.where(np.isfinite(f.var_g), f.var_g, 0.0)
+    m = np.maximum(f.count, 1)
+    se = np.sqrt(f.sigma**2 / m + var_g[:, None] + var_g[None, :])
+    measured = np.triu(f.count > 0, 1)
+    if where is not None:
+        measured &= where[:, None] & where[None, :]
+    tests = int(measured.sum())
+    dof = max(f.dof, 1)
+    with np.errstate(invalid="ignore"):
+        z = resid / se
+    zcut = stats.t.isf(q, dof)
+    cand = measured & (np.nan_to_num(z, nan=-np.inf) > zcut)
+    a, b = np.nonzero(cand)
+    p = stats.t.sf(z[a, b], dof)
+    rejected = bh(p, q, m=tests)
+    floor = math.log1p(min_effect)
+    crit_p = float(p[rejected].max()) if rejected.any() else q / max(tests, 1)
+    threshold = max(floor, float(stats.t.isf(crit_p, dof) * f.sigma))
+    keep = rejected & (resid[a, b] >= floor)
+    return {
+        "a": a[keep],
+        "b": b[keep],
+        "resid": resid[a, b][keep],
+        "se": se[a, b][keep],
+        "p": p[keep],
+        "threshold": threshold,
+        "tests": tests,
+    }
+
+
+# ---------------------------------------------------------------------------- re-testing
+
+
+def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS):
+    """Rounds of disjoint pairs for a re-test: each suspect pair again, and each suspect host
+    against `partners` hosts that passed (taken in turn from passed_hosts, so that the load is
+    spread). Greedy edge colouring: each pair goes to the first round where both are free.
+    Returns (rounds, plan) where plan maps each suspect to its pairs: {"hosts": {h: [pairs]},
+    "pairs": [pairs]}."""
+    passed = list(passed_hosts)
+    wanted = []
+    seen = set()
+    for a, b in suspect_pairs:
+        pair = (min(a, b), max(a, b))
+        if pair not in seen:
+            seen.add(pair)
+            wanted.append(pair)
+    host_plan = {}
+    cursor = 0
+    for host in suspect_hosts:
+        chosen = []
+        tried = 0
+        while len(chosen) < min(partners, len(passed)) and tried < len(passed):
+            partner = passed[cursor % len(passed)]
+            cursor += 1
+            tried += 1
+            if partner == host or partner in chosen:
+                continue
+            chosen.append(partner)
+        pairs = [(min(host, o), max(host, o)) for o in chosen]
+        host_plan[host] = pairs
+        for pair in pairs:
+            if pair not in seen:
+                seen.add(pair)
+                wanted.append(pair)
+    busy = {}
+    rounds = []
+    for a, b in wanted:
+        free = ~(busy.get(a, 0) | busy.get(b, 0))
+        r = (free & -free).bit_length() - 1
+        while len(rounds) <= r:
+            rounds.append([])
+        rounds[r].append((a, b))
+        busy[a] = busy.get(a, 0) | (1 << r)
+        busy[b] = busy.get(b, 0) | (1 << r)
+    return rounds, {"hosts": host_plan, "pairs": wanted[: len(suspect_pairs)]}
+
+
+def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):
+    """The combine step. `retests`: {(a, b): [log t, ...]} measured afresh. A suspect pair is
+    confirmed if its re-test residual beyond both ranks' effects (mean of its re-tests) is at
+    least log(1 + min_link) and one-sided significant at q against sigma; a suspect host if
+    its re-test effect (median over its partners of the time beyond mu and the partner's
+    effect) is at least log(1 + min_host) and significant at q. Unmeasured suspects are None.
+    Returns ({host: (estimate, se, confirmed)}, {(a, b): (estimate, se, confirmed)})."""
+    hosts = {}
+    for host in suspect_hosts:
+        values, var = [], []
+        for (a, b), times in retests.items():
+            if host not in (a, b):
+                continue
+            other = b if a == host else a
+            if other in suspect_hosts or not np.isfinite(f.h[other]):
+                continue
+            for t in times:
+                values.append(t - f.mu - f.h[other])
+                var.append(f.sigma**2 + f.var_g[other])
+        if not values:
+            hosts[host] = None
+            continue
+        est = float(np.median(values)) if len(values) > 2 else float(np.mean(values))
+        se = math.sqrt(float(np.mean(var)) / len(values)) * (1.2533 if len(values) > 2 else 1)
+        p = float(stats.norm.sf(est / se))
+        hosts[host] = (est, se, bool(est >= math.log1p(min_host) and p <= q))
+    pairs = {}
+    for a, b in suspect_pairs:
+        times = retests.get((min(a, b), max(a, b)))
+        if not times:
+            pairs[(a, b)] = None
+            continue
+        est = float(np.mean(times)) - f.mu - f.h[a] - f.h[b]
+        se = math.sqrt(f.sigma**2 / len(times) + f.var_g[a] + f.var_g[b])
+        p = float(stats.norm.sf(est / se))
+        pairs[(a, b)] = (est, se, bool(est >= math.log1p(min_link) and p <= q))
+    return hosts, pairs
+
+
+# ------------------------------------------------------------------------------ reporting
+
+
+def hostlist(names):
+    """A Slurm hostlist of `names`: numeric suffixes compressed into ranges, zero padding kept
+    (node001,node002,node003,node007 -> node[001-003,007]); names without a numeric suffix are
+    listed as they are (Slurm has no letter ranges)."""
+    groups = {}
+    plain = []
+    for name in sorted(set(names)):
+        m = re.fullmatch(r"(.*?)(\d+)", name)
+        if not m:
+            plain.append(name)
+            continue
+        prefix, digits = m.groups()
+        width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0
+        groups.setdefault((prefix, width), []).append(int(digits))
+    parts = list(plain)
+    for (prefix, width), numbers in groups.items():
+        numbers = sorted(set(numbers))
+        spans = []
+        start = prev = numbers[0]
+        for x in numbers[1:] + [None]:
+            if x is not None and x == prev + 1:
+                prev = x
+                continue
+            spans.append((start, prev))
+            if x is not None:
+                start = prev = x
+
+        def fmt(x, width=width):
+            return str(x).zfill(width)
+
+        text = ",".join(fmt(s) if s == e else f"{fmt(s)}-{fmt(e)}" for s, e in spans)
+        if len(numbers) == 1:
+            parts.append(prefix + text)
+        else:
+            parts.append(f"{prefix}[{text}]")
+    return ",".join(sorted(parts, key=lambda s: (re.sub(r"[\[\d].*", "", s), s)))
+
+
+def _pct(log_effect, se):
+    """(+effect %, +- half-width % of its 95% interval)."""
+    lo, hi = log_effect - 1.96 * se, log_effect + 1.96 * se
+    return 100 * math.expm1(log_effect), 100 * (math.exp(hi) - math.exp(lo)) / 2
+
+
+def host_line(name, effect, se, slow_pairs, pairs):
+    pct, half = _pct(effect, se)
+    share = f"all {pairs}" if slow_pairs == pairs else f"{slow_pairs}"
+    return f"slow host {name}: {pct:+.0f}% +-{half:.0f}% on {share} of its {pairs} pairs"
+
+
+def link_line(name_a, name_b, effect, se):
+    pct, half = _pct(effect, se)
+    return f"slow link {name_a}-{name_b}: {pct:+.0f}% +-{half:.0f}% beyond both hosts' effects"
+
+
+# ----------------------------------------------------------------------------- one series
+
+
+class Series:
+    """One path and size of a fleet: names (per rank), hosts, host_of, layers (K x N x N log
+    time per pass, NaN unmeasured), rounds (same shape, -1 none), passes, retests
+    ({(a, b): [log t]}), lost (ranks), incomplete (reason or None)."""
+
+    def __init__(self, **fields):
+        self.retests = {}
+        self.lost = []
+        self.incomplete = None
+        self.rounds = None
+        self.passes = [0]
+        self.path, self.bytes = "", 0
+        self.__dict__.update(fields)
+        n = self.layers.shape[-1]
+        if not hasattr(self, "host_of"):
+            self.host_of = list(range(n))
+        if not hasattr(self, "hosts"):
+            self.hosts = list(self.names)
+
+
+def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None):
+    """First-pass suspects of one fit: hosts (ranks) and links, as a dict."""
+    where = f.judged if where is None else where & f.judged
+    hosts = test_hosts(f.h, f.se_h, q, min_host, where)
+    links = test_pairs(f, q, min_link, where)
+    slow = np.nonzero(hosts["slow"])[0]
+    # pairs of a flagged host that are beyond both effects: the host's, when it is slow on
+    # many of its pairs (a quarter of its outlying pairs at least, and 2 or more)
+    explained = np.zeros(links["a"].size, dtype=bool)
+    for host in slow:
+        mine = (links["a"] == host) | (links["b"] == host)
+        pairs = int((f.count[host] > 0).sum())
+        if mine.sum() >= max(2, 0.25 * pairs):
+            explained |= mine
+    return {
+        "hosts": [int(x) for x in slow],
+        "host_p": hosts["p"],
+        "tau": hosts["tau"],
+        "host_threshold": hosts["threshold"],
+        "links": [(int(a), int(b)) for a, b in zip(links["a"][~explained], links["b"][~explained])],
+        "link_resid": links["resid"][~explained],
+        "link_se": links["se"][~explained],
+        "link_threshold": links["threshold"],
+        "pair_tests": links["tests"],
+        "explained": [
+            (int(a), int(b)) for a, b in zip(links["a"][explained], links["b"][explained])
+        ],
+    }
+
+
+def _slow_pairs(f, rank, threshold):
+    """How many of a rank's measured pairs are slower than mu + partner's effect by at least
+    `threshold` (the host threshold), and how many it has."""
+    row = f.count[rank] > 0
+    excess = f.resid[rank] + f.h[rank]
+    return int((row & (np.nan_to_num(excess, nan=-np.inf) >= threshold)).sum()), int(row.sum())
+
+
+def _shared(effects):
+    """What all of a host's ranks share: the median of their effects with 3 ranks or more,
+    the smaller with 2 (a median of two is their mean, half a slow rail)."""
+    effects = effects[np.isfinite(effects)]
+    if effects.size == 0:
+        return float("nan")
+    return float(np.min(effects)) if effects.size <= 2 else float(np.median(effects))
+
+
+def _rank_groups(series):
+    groups = {}
+    for rank, host in enumerate(series.host_of):
+        groups.setdefault(host, []).append(rank)
+    return groups
+
+
+def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True):
+    """The verdict on one series, as a JSON-able dict (see module docstring): hosts, links,
+    rails, sigma, thresholds, intervals, repeatability between passes, what was not judged,
+    report lines and the hosts to drain as a Slurm hostlist."""
+    n = series.layers.shape[-1]
+    names = list(series.names)
+    lost = sorted(set(series.lost))
+    layers = np.array(series.layers, dtype=float)
+    if layers.ndim == 2:
+        layers = layers[None]
+    rounds = None if series.rounds is None else np.array(series.rounds)
+    if rounds is not None and rounds.ndim == 2:
+        rounds = rounds[None]
+    for rank in lost:
+        layers[:, rank, :] = np.nan
+        layers[:, :, rank] = np.nan
+    groups = _rank_groups(series)
+    multi = any(len(r) > 1 for r in groups.values())
+    if multi:  # pairs within one host measure another path: left out
+        same = np.equal.outer(np.array(series.host_of), np.array(series.host_of))
+        layers[:, same] = np.nan
+    verdict = {
+        "format": FORMAT,
+        "path": series.path,
+        "bytes": series.bytes,
+        "ranks": n,
+        "hosts_count": len(series.hosts),
+        "q": q,
+        "min_effect": {"host": min_host, "link": min_link},
+        "hosts": [],
+        "links": [],
+        "rails": [],
+        "suspects": {"hosts": [], "links": [], "rails": []},
+        "not_judged": {
+            "lost": [names[r] for r in lost],
+            "incomplete": series.incomplete,
+        },
+        "lines": [],
+        "drain": "",
+        "retest_rounds": [],
+    }
+    live_hosts = [h for h, ranks in groups.items() if any(r not in lost for r in ranks)]
+    if len(live_hosts) < 4:
+        why = (
+            "two hosts, one pair: a slow host cannot be told from a slow link; none named"
+            if len(live_hosts) == 2
+            else f"{len(live_hosts)} hosts: too few pairs to tell hosts from links; none named"
+        )
+        verdict["not_judged"]["reason"] = why
+        verdict["lines"].append(why)
+        return verdict
+    f = fit(layers, rounds)
+    verdict["sigma_pct"] = 100 * math.expm1(f.sigma)
+    verdict["mu_log"] = f.mu
+    verdict["baseline_us"] = math.exp(f.mu)
+    verdict["observations"] = f.n_obs
+    first = suspects(f, q, min_host, min_link)
+    verdict["tau_pct"] = 100 * math.expm1(first["tau"])
+    verdict["thresholds_pct"] = {
+        "host": 100 * math.expm1(first["host_threshold"]),
+        "link": 100 * math.expm1(first["link_threshold"]),
+    }
+    # hosts: per host when one rank each, else host = median of its ranks, rails beyond it
+    if multi:
+        host_ids = sorted(groups)
+        h_host = np.array([_shared(f.h[groups[h]]) for h in host_ids])
+        se_host = np.array(
+            [1.2533 * np.nanmedian(f.se_h[groups[h]]) / math.sqrt(len(groups[h])) for h in host_ids]
+        )
+        live = np.array([np.isfinite(x) for x in h_host])
+        ht = test_hosts(h_host, se_host, q, min_host, live)
+        slow_hosts = [host_ids[i] for i in np.nonzero(ht["slow"])[0]]
+        rail = np.array([f.h[r] - h_host[host_ids.index(series.host_of[r])] for r in range(n)])
+        rail_se = f.se_h
+        rt = test_hosts(rail, rail_se, q, min_host, f.judged & np.isfinite(rail))
+        slow_rails = [r for r in np.nonzero(rt["slow"])[0] if series.host_of[r] not in slow_hosts]
+        suspect_ranks = sorted({r for h in slow_hosts for r in groups[h]} | set(slow_rails))
+        verdict["thresholds_pct"]["host"] = 100 * math.expm1(ht["threshold"])
+        verdict["thresholds_pct"]["rail"] = 100 * math.expm1(rt["threshold"])
+    else:
+        h_host, se_host, host_ids = f.h, f.se_h, list(range(n))
+        slow_hosts = first["hosts"]
+        slow_rails, rail = [], None
+        suspect_ranks = list(slow_hosts)
+    links = first["links"]
+    verdict["suspects"] = {
+        "hosts": [series.hosts[h] for h in slow_hosts],
+        "rails": [names[r] for r in slow_rails],
+        "links": [f"{names[a]}-{names[b]}" for a, b in links],
+    }
+
+    # the re-test: planned here (the rounds to measure), combined when the series has one
+    retested = bool(series.retests)
+    busy = set(suspect_ranks)
+    passed = [r for r in range(n) if f.judged[r] and r not in busy]
+    plan, _ = retest_rounds(suspect_ranks, links, passed)
+    verdict["retest_rounds"] = [[list(pair) for pair in rnd] for rnd in plan]
+    host_conf, pair_conf = confirm(f, series.retests, suspect_ranks, links, q, min_host, min_link)
+
+    def called(ok):
+        if ok is None:
+            return not require_retest
+        return ok[2]
+
+    drained = []
+    for h in slow_hosts:
+        ranks = groups[h] if multi else [h]
+        results = [host_conf.get(r) for r in ranks]
+        if all(x is None for x in results):
+            status = "suspect" if require_retest else "slow"
+        else:
+            confirmed = sum(1 for x in results if x and x[2])
+            status = "slow" if confirmed * 2 > len([x for x in results if x]) else "cleared"
+        i = host_ids.index(h)
+        effect, se = float(h_host[i]), float(se_host[i])
+        slow_n, pairs = 0, 0
+        for r in ranks:
+            s, t = _slow_pairs(f, r, first["host_threshold"] if not multi else ht["threshold"])
+            slow_n, pairs = slow_n + s, pairs + t
+        entry = {
+            "host": series.hosts[h],
+            "status": status,
+            "effect_pct": 100 * math.expm1(effect),
+            "ci95_pct": [
+                100 * math.expm1(effect - 1.96 * se),
+                100 * math.expm1(effect + 1.96 * se),
+            ],
+            "p": float((ht if multi else {"p": first["host_p"]})["p"][i]),
+            "slow_pairs": slow_n,
+            "pairs": pairs,
+            "retest": [
+                None if x is None else {"effect_pct": 100 * math.expm1(x[0])} for x in results
+            ],
+        }
+        verdict["hosts"].append(entry)
+        if status == "slow":
+            drained.append(series.hosts[h])
+            verdict["lines"].append(host_line(series.hosts[h], effect, se, slow_n, pairs))
+    for r in slow_rails:
+        x = host_conf.get(r)
+        status = (
+            ("suspect" if require_retest else "slow")
+            if x is None
+            else ("slow" if x[2] else "cleared")
+        )
+        effect, se = float(rail[r]), float(f.se_h[r])
+        verdict["rails"].append(
+            {
+                "rank": names[r],
+                "host": series.hosts[series.host_of[r]],
+                "status": status,
+                "effect_pct": 100 * math.expm1(effect),
+                "ci95_pct": [
+                    100 * math.expm1(effect - 1.96 * se),
+                    100 * math.expm1(effect + 1.96 * se),
+                ],
+            }
+        )
+        if status == "slow":
+            pct, half = _pct(effect, se)
+            verdict["lines"].append(
+                f"slow rail {names[r]}: {pct:+.0f}% +-{half:.0f}% beyond its host's effect"
+            )
+    for k, (a, b) in enumerate(links):
+        x = pair_conf.get((a, b))
+        status = (
+            ("suspect" if require_retest else "slow")
+            if x is None
+            else ("slow" if x[2] else "cleared")
+        )
+        effect, se = float(first["link_resid"][k]), float(first["link_se"][k])
+        verdict["links"].append(
+            {
+                "link": f"{names[a]}-{names[b]}",
+                "ranks": [a, b],
+                "status": status,
+                "effect_pct": 100 * math.expm1(effect),
+                "ci95_pct": [
+                    100 * math.expm1(effect - 1.96 * se),
+                    100 * math.expm1(effect + 1.96 * se),
+                ],
+                "retest_effect_pct": None if x is None else 100 * math.expm1(x[0]),
+            }
+        )
+        if status == "slow":
+            verdict["lines"].append(link_line(names[a], names[b], effect, se))
+    if require_retest and not retested and (slow_hosts or links or slow_rails):
+        verdict["lines"].append(
+            f"not re-tested: {len(slow_hosts)} suspect hosts, {len(links)} suspect links "
+            "(none called until a re-test confirms them)"
+        )
+    if not verdict["lines"]:
+        verdict["lines"].append("no slow host or link")
+    verdict["drain"] = hostlist(drained)
+    verdict["host_effects"] = {
+        series.hosts[h]: {
+            "effect_pct": 100 * math.expm1(float(h_host[i])),
+            "ci95_pct": [
+                100 * math.expm1(float(h_host[i] - 1.96 * se_host[i])),
+                100 * math.expm1(float(h_host[i] + 1.96 * se_host[i])),
+            ],
+        }
+        for i, h in enumerate(host_ids)
+        if np.isfinite(h_host[i])
+    }
+    if layers.shape[0] >= 2:
+        verdict["repeatability"] = repeatability(layers, rounds, q, min_host, min_link)
+    return verdict
+
+
+def repeatability(layers, rounds, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):
+    """Suspects of the first two passes fitted alone: how often the second gives the same
+    verdict, per host (all hosts; and of those flagged in either) and per link (flagged in
+    either)."""
+    found = []
+    for k in range(2):
+        f = fit(layers[k], None if rounds is None else rounds[k])
+        found.append(suspects(f, q, min_host, min_link))
+    n = layers.shape[-1]
+    h0, h1 = set(found[0]["hosts"]), set(found[1]["hosts"])
+    l0, l1 = set(found[0]["links"]), set(found[1]["links"])
+    either_h, either_l = h0 | h1, l0 | l1
+    return {
+        "hosts_same": 1 - len(h0 ^ h1) / n,
+        "hosts_flagged_either": len(either_h),
+        "hosts_flagged_both": len(h0 & h1),
+        "links_flagged_either": len(either_l),
+        "links_flagged_both": len(l0 & l1),
+    }
+
+
+# ------------------------------------------------------------------------------- the input
+
+
+def unpack_upper(values, n):
+    """An N x N symmetric float array (NaN diagonal and nulls) from upper-triangle order
+    (0,1),(0,2)..(0,N-1),(1,2)..(N-2,N-1)."""
+    out = np.full((n, n), np.nan)
+    a, b = np.triu_indices(n, 1)
+    if len(values) != a.size:
+        raise ValueError(f"{len(values)} values for {n} ranks: want {a.size}")
+    v = np.array([np.nan if x is None else float(x) for x in values])
+    out[a, b] = v
+    out[b, a] = v
+    return out
+
+
+def from_result(document):
+    """Series of a result document's "fleet" object (format xferbench-fleet/1): one per
+    (path, bytes), its passes as layers of log time per message (us), the rounds from each
+    pass's relabel, its re-tests, lost ranks and the reason it is incomplete."""
+    fleet = document.get("fleet", document)
+    if fleet.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} object: {fleet.get('format')!r}")
+    n = int(fleet["ranks"])
+    hosts = list(fleet["hosts"])
+    host_of = [int(x) for x in fleet["host_of"]]
+    per_host = {}
+    for rank, host in enumerate(host_of):
+        per_host.setdefault(host, []).append(rank)
+    if all(len(r) == 1 for r in per_host.values()):
+        names = [hosts[h] for h in host_of]
+    else:
+        names = [f"{hosts[h]}/{per_host[h].index(r)}" for r, h in enumerate(host_of)]
+    relabels = {int(p["pass"]): p.get("relabel") for p in fleet.get("passes", [])}
+    seed = int(fleet.get("seed", 0))
+    by_key = {}
+    for s in fleet.get("series", []):
+        key = (s["path"], int(s["bytes"]))
+        by_key.setdefault(key, []).append(s)
+    retests = {}
+    for r in fleet.get("retests", []):
+        key = (r["path"], int(r["bytes"]))
+        bucket = retests.setdefault(key, {})
+        for (a, b), t in zip(r["pairs"], r["time_us"]):
+            if t is not None and t > 0:
+                bucket.setdefault((min(a, b), max(a, b)), []).append(math.log(t))
+    out = []
+    for (path, nbytes), items in by_key.items():
+        items = sorted(items, key=lambda s: int(s.get("pass", 0)))
+        layers, rounds, passes = [], [], []
+        for s in items:
+            p = int(s.get("pass", 0))
+            t = unpack_upper(s["time_us"], n)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                layers.append(np.where(t > 0, np.log(t), np.nan))
+            relabel = relabels.get(p) or pass_relabel(n, p, seed)
+            rounds.append(round_matrix(n, relabel))
+            passes.append(p)
+        out.append(
+            Series(
+                path=path,
+                bytes=nbytes,
+                names=names,
+                hosts=hosts,
+                host_of=host_of,
+                layers=np.array(layers),
+                rounds=np.array(rounds),
+                passes=passes,
+                retests=retests.get((path, nbytes), {}),
+                lost=[int(x) for x in fleet.get("lost", [])],
+                incomplete=fleet.get("incomplete"),
+            )
+        )
+    return out
+
+
+def judge_result(document, **options):
+    """judge() of every series of a result document."""
+    return [judge(s, **options) for s in from_result(document)]
