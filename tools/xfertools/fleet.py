@@ -386,8 +386,8 @@ def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None):
     rejected[where] = bh(p[where], q)
     floor = math.log1p(min_effect)
     slow = rejected & (h >= floor)
-    # smallest effect flagged for a typical host: BH's last accepted p, else Bonferroni's
-    crit_p = float(p[rejected].max()) if rejected.any() else q / max(n, 1)
+    # smallest effect flagged for a typical host: BH's cut-off q R / m (R rejected, at least 1)
+    crit_p = q * max(int(rejected.sum()), 1) / max(n, 1)
     threshold = max(floor, float(stats.t.isf(crit_p, dof) * np.median(scale[where])))
     return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "threshold": threshold}
 
@@ -413,7 +413,7 @@ def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
     p = stats.t.sf(z[a, b], dof)
     rejected = bh(p, q, m=tests)
     floor = math.log1p(min_effect)
-    crit_p = float(p[rejected].max()) if rejected.any() else q / max(tests, 1)
+    crit_p = q * max(int(rejected.sum()), 1) / max(tests, 1)
     threshold = max(floor, float(stats.t.isf(crit_p, dof) * f.sigma))
     keep = rejected & (resid[a, b] >= floor)
     return {
@@ -475,6 +475,11 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS)
     return rounds, {"hosts": host_plan, "pairs": wanted[: len(suspect_pairs)]}
 
 
+def _norm_sf(z):
+    """One-sided normal p-value of z."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
 def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):
     """The combine step. `retests`: {(a, b): [log t, ...]} measured afresh. A suspect pair is
     confirmed if its re-test residual beyond both ranks' effects (mean of its re-tests) is at
@@ -483,13 +488,18 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
     effect) is at least log(1 + min_host) and significant at q. Unmeasured suspects are None.
     Returns ({host: (estimate, se, confirmed)}, {(a, b): (estimate, se, confirmed)})."""
     hosts = {}
+    suspect_set = set(suspect_hosts)
+    by_rank = {}
+    for (a, b), times in retests.items():
+        if a in suspect_set:
+            by_rank.setdefault(a, []).append((a, b, times))
+        if b in suspect_set:
+            by_rank.setdefault(b, []).append((a, b, times))
     for host in suspect_hosts:
         values, var = [], []
-        for (a, b), times in retests.items():
-            if host not in (a, b):
-                continue
+        for a, b, times in by_rank.get(host, []):
             other = b if a == host else a
-            if other in suspect_hosts or not np.isfinite(f.h[other]):
+            if other in suspect_set or not np.isfinite(f.h[other]):
                 continue
             for t in times:
                 values.append(t - f.mu - f.h[other])
@@ -499,7 +509,7 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
             continue
         est = float(np.median(values)) if len(values) > 2 else float(np.mean(values))
         se = math.sqrt(float(np.mean(var)) / len(values)) * (1.2533 if len(values) > 2 else 1)
-        p = float(stats.norm.sf(est / se))
+        p = _norm_sf(est / se)
         hosts[host] = (est, se, bool(est >= math.log1p(min_host) and p <= q))
     pairs = {}
     for a, b in suspect_pairs:
@@ -509,7 +519,7 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
             continue
         est = float(np.mean(times)) - f.mu - f.h[a] - f.h[b]
         se = math.sqrt(f.sigma**2 / len(times) + f.var_g[a] + f.var_g[b])
-        p = float(stats.norm.sf(est / se))
+        p = _norm_sf(est / se)
         pairs[(a, b)] = (est, se, bool(est >= math.log1p(min_link) and p <= q))
     return hosts, pairs
 
