@@ -240,6 +240,39 @@ class SeveralRanksAHost(unittest.TestCase):
         self.assertEqual([x["rank"] for x in verdict["rails"]], ["gpu03/1"])
         self.assertEqual(called(verdict, "hosts"), [])
 
+    def test_four_ranks_a_host_name_the_host_and_the_rail_apart(self):
+        for seed in (3, 4):
+            rng = np.random.default_rng(seed)
+            hosts, per = 16, 4
+            n = hosts * per
+            host_of = [r // per for r in range(n)]
+            effect = rng.normal(0, 0.02, n)
+            effect[[8, 9, 10, 11]] += math.log(1.25)  # all of gpu002's ranks
+            effect[21] += math.log(1.5)  # one rank of gpu005
+            times = [
+                None
+                if host_of[a] == host_of[b]
+                else 5 * math.exp(effect[a] + effect[b] + rng.normal(0, 0.03))
+                for a, b in combinations(range(n), 2)
+            ]
+            doc = {
+                "fleet": {
+                    "format": fleet.FORMAT,
+                    "ranks": n,
+                    "hosts": [f"gpu{h:03d}" for h in range(hosts)],
+                    "host_of": host_of,
+                    "seed": 1,
+                    "passes": [{"pass": 0, "relabel": list(range(n))}],
+                    "series": [{"path": "mpi_cuda_aware", "bytes": 8, "pass": 0, "time_us": times}],
+                }
+            }
+            verdict = fleet.judge_result(doc, require_retest=False)[0]
+            with self.subTest(seed=seed):
+                self.assertEqual([h["host"] for h in called(verdict, "hosts")], ["gpu002"])
+                self.assertEqual([r["rank"] for r in called(verdict, "rails")], ["gpu005/1"])
+                self.assertEqual(called(verdict, "links"), [])
+                self.assertEqual(verdict["drain"], "gpu002")
+
 
 class Hostlists(unittest.TestCase):
     def test_numeric_suffixes_compress_with_padding_kept(self):

@@ -367,16 +367,17 @@ def bh(pvalues, q=Q, m=None):
     return out
 
 
-def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None):
+def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None):
     """One-sided tests that each effect is beyond the healthy spread: t = h / sqrt(tau^2 +
     se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0), t distribution with
     (hosts - 1) degrees of freedom, BH at q, and h >= log(1 + min_effect). Returns dict of
-    arrays: p, slow (bool), tau, threshold (the smallest log effect flagged)."""
+    arrays: p, slow (bool), tau, threshold (the smallest log effect flagged). `spread`, when
+    given, replaces 1.4826 MAD(h) (rails: their spread measured within hosts)."""
     h = np.asarray(effects, dtype=float)
     se = np.asarray(se, dtype=float)
     where = np.isfinite(h) if where is None else where & np.isfinite(h)
     n = int(where.sum())
-    spread = _mad(h[where])
+    spread = _mad(h[where]) if spread is None else spread
     tau2 = max(spread**2 - float(np.median(se[where] ** 2)), 0.0) if n else 0.0
     scale = np.sqrt(tau2 + se**2)
     p = np.ones_like(h)
@@ -732,8 +733,21 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         ht = test_hosts(h_host, se_host, q, min_host, live)
         slow_hosts = [host_ids[i] for i in np.nonzero(ht["slow"])[0]]
         rail = np.array([f.h[r] - h_host[host_ids.index(series.host_of[r])] for r in range(n)])
+        # the rails' spread from differences between ranks of one host (var = 2 tau^2): the
+        # MAD of rank-less-median would shrink it towards 0 for few ranks a host
+        diffs = [
+            f.h[a] - f.h[b]
+            for ranks in groups.values()
+            for i, a in enumerate(ranks)
+            for b in ranks[i + 1 :]
+            if np.isfinite(f.h[a]) and np.isfinite(f.h[b])
+        ]
+        diffs = np.array(diffs + [-x for x in diffs])
+        rail_spread = _mad(diffs) / math.sqrt(2) if diffs.size else None
         rail_se = f.se_h
-        rt = test_hosts(rail, rail_se, q, min_host, f.judged & np.isfinite(rail))
+        rt = test_hosts(
+            rail, rail_se, q, min_host, f.judged & np.isfinite(rail), spread=rail_spread
+        )
         slow_rails = [r for r in np.nonzero(rt["slow"])[0] if series.host_of[r] not in slow_hosts]
         suspect_ranks = sorted({r for h in slow_hosts for r in groups[h]} | set(slow_rails))
         verdict["thresholds_pct"]["host"] = 100 * math.expm1(ht["threshold"])
