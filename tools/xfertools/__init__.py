@@ -41,6 +41,9 @@ components  where a machine's variance lives (run, job, visit), learned from its
 floors      the machine's file: its floors, run floors, costs and plan, written by track floor
 plan        the machine's plan for the default run: jobs and each row's seconds
 links       each row's share of its link, the run's links and routes, tools/check-node's check
+fleet       every pair of a cluster's hosts: the circle schedule, a robust host and link model,
+            re-tests, the verdict naming slow hosts and links (xferbench does not measure
+            the rounds yet: this is the analysis, tested on simulated fleets)
 
 tools/compare.py, tools/plot.py, tools/track and tools/ab are the command lines over these
 modules.
