@@ -43,7 +43,7 @@ void register_mpi_cuda_aware(Registry& registry) {
   }
   // GPU memory handed to MPI: GPU to GPU where Open MPI's CUDA IPC may copy it (routes.hpp).
   const auto crossing =
-      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs().size());
+      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs());
   for (const Mode mode : all_modes()) {
     registry.add(
         "mpi_cuda_aware",

@@ -29,8 +29,8 @@ void register_mpi_host(Registry& registry) {
     return;
   }
   // Host memory between ranks: between nodes the bytes cross the network port.
-  const auto crossing = links::Crossing::between_ranks(links::Crossing::Kind::RankHostMemory,
-                                                       registry.pairs().size());
+  const auto crossing =
+      links::Crossing::between_ranks(links::Crossing::Kind::RankHostMemory, registry.pairs());
   for (const Mode mode : all_modes()) {
     registry.add(
         "mpi_host", exchange_family("mpi_host", mode, registry.config(), registry.pairs(), true),

@@ -3,8 +3,8 @@
 // receiving GPU (support/gpu/staging_mpi.hpp). Variants: pinned or pageable host buffers copied
 // whole (staging:sequential), and pinned buffers in overlapping chunks (staging:pipelined, the best
 // staging can do). The sequential variants are the tutorial's baseline and stay ping-pong only;
-// the pipelined one also runs mode:stream and mode:bidir (support/mpi/exchange.hpp). A leg ends once
-// the data is on the receiving GPU, so ping-pong's one-way time is half the round trip.
+// the pipelined one also runs mode:stream and mode:bidir (support/mpi/exchange.hpp). A leg ends
+// once the data is on the receiving GPU, so ping-pong's one-way time is half the round trip.
 #include <memory>
 
 #include "gpu/device_slots.hpp"
@@ -62,8 +62,8 @@ void register_mpi_staged(Registry& registry) {
   gpu::announce_rank_gpus(registry, gpu.device);
   for (const Variant& variant : kVariants) {
     // Down this rank's PCIe link, across to the peer, up its link: in turn or pipelined.
-    auto crossing = links::Crossing::between_ranks(links::Crossing::Kind::RankHostStaged,
-                                                   registry.pairs().size());
+    auto crossing =
+        links::Crossing::between_ranks(links::Crossing::Kind::RankHostStaged, registry.pairs());
     crossing.at_once = variant.staging == gpu::StagingMode::Pipelined;
     for (const Mode mode : all_modes()) {
       if (variant.staging == gpu::StagingMode::Sequential && mode != Mode::PingPong) continue;

@@ -59,7 +59,7 @@ void register_nccl_sendrecv(Registry& registry) {
   std::shared_ptr<gpu::SharedNcclComm> shared = gpu::SharedNcclComm::create();
   // GPU memory handed to NCCL: GPU to GPU where its P2P transport may copy it (routes.hpp).
   auto crossing =
-      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs().size());
+      links::Crossing::between_ranks(links::Crossing::Kind::RankGpuMemory, registry.pairs());
   crossing.nccl = true;
   for (const Mode mode : all_modes()) {
     registry.add(

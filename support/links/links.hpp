@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/json.hpp"
+#include "base/pairs.hpp"
 
 namespace xfer::links {
 
@@ -183,6 +184,8 @@ struct Crossing {
   bool at_once = false;      // staging: down and up overlap (pipelined), else in turn
   bool nccl = false;         // RankGpuMemory: NCCL's transports, else MPI's
   int rank_pairs = 1;        // the rank kinds: pairs at once (several: no route yet)
+  int rank_a = -1;           // ... and with one pair, its ranks (--xfer_pairs resolved)
+  int rank_b = -1;
 
   // Between visible GPUs `src` and `dst` of this process.
   static Crossing between_gpus(Kind kind, int src, int dst) {
@@ -192,11 +195,15 @@ struct Crossing {
     c.dst_gpu = dst;
     return c;
   }
-  // Between the ranks of `pairs` pairs at once.
-  static Crossing between_ranks(Kind kind, std::size_t pairs) {
+  // Between the ranks of `pairs`, all at once.
+  static Crossing between_ranks(Kind kind, const RankPairs& pairs) {
     Crossing c;
     c.kind = kind;
-    c.rank_pairs = static_cast<int>(pairs);
+    c.rank_pairs = static_cast<int>(pairs.size());
+    if (pairs.size() == 1) {
+      c.rank_a = pairs[0].first;
+      c.rank_b = pairs[0].second;
+    }
     return c;
   }
 };

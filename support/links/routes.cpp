@@ -88,12 +88,9 @@ RankEnd rank_end(const json::Value& context, int rank) {
 
 Route rank_pair_route(Book& book, const json::Value& context, const Crossing& crossing,
                       const Transports& transports) {
-  const json::Value& pairs = member(context, "pairs");
-  if (crossing.rank_pairs != 1 || !pairs.is_array() || pairs.items().size() != 1) return {};
-  const json::Value& ranks = member(pairs.items()[0], "ranks");
-  if (!ranks.is_array() || ranks.items().size() != 2) return {};
-  const RankEnd a = rank_end(context, static_cast<int>(ranks.items()[0].number()));
-  const RankEnd b = rank_end(context, static_cast<int>(ranks.items()[1].number()));
+  if (crossing.rank_pairs != 1) return {};
+  const RankEnd a = rank_end(context, crossing.rank_a);
+  const RankEnd b = rank_end(context, crossing.rank_b);
   if (a.host.empty() || b.host.empty()) return {};
   const bool inter = a.host != b.host;
   if (crossing.kind == Crossing::Kind::RankHostMemory)

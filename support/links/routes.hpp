@@ -42,7 +42,7 @@ struct FamilyCrossing {
 
 // Sets the route of each family in `families` that crosses known links, and notes the GPU
 // pairs with peer access off despite an NVLink link. `context` is context.xferbench after
-// registration (cuda.devices, cuda.pairs, ranks, pairs).
+// registration (cuda.devices, cuda.pairs, ranks: what rank 0 probed and every rank told).
 void route_families(Book& book, const json::Value& context,
                     const std::vector<FamilyCrossing>& families, const Transports& transports = {});
 

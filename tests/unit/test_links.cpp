@@ -69,6 +69,8 @@ json::Value h200x2_context(bool p2p) {
 // What each path declares when it registers these families (bench/: Registry::add), by name.
 std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
   using Kind = Crossing::Kind;
+  const RankPairs one_pair = {{0, 1}};
+  const RankPairs two_pairs = {{0, 1}, {2, 3}};
   const auto copy = [](int src, int dst, bool p2p) {
     Crossing c = Crossing::between_gpus(Kind::GpuCopy, src, dst);
     c.peer_access = p2p;
@@ -79,9 +81,9 @@ std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
     c.at_once = at_once;
     return c;
   };
-  Crossing nccl = Crossing::between_ranks(Kind::RankGpuMemory, 1);
+  Crossing nccl = Crossing::between_ranks(Kind::RankGpuMemory, one_pair);
   nccl.nccl = true;
-  Crossing staged_ranks = Crossing::between_ranks(Kind::RankHostStaged, 1);
+  Crossing staged_ranks = Crossing::between_ranks(Kind::RankHostStaged, one_pair);
   staged_ranks.at_once = true;
   const std::map<std::string, Crossing> table = {
       {"host_staging/host:pinned/mode:pipelined/pair:0to0", staged(0, 0, true)},
@@ -90,10 +92,10 @@ std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
       {"memcpy_peer/p2p:on/dir:bi/pair:0to1", copy(0, 1, true)},
       {"memcpy_peer/p2p:on/dir:bi/pair:1to0", copy(1, 0, true)},
       {"memcpy_peer/p2p:on/dir:uni/pair:0to1", copy(0, 1, true)},
-      {"mpi_cuda_aware/mode:bidir", Crossing::between_ranks(Kind::RankGpuMemory, 1)},
-      {"mpi_cuda_aware/mode:pingpong", Crossing::between_ranks(Kind::RankGpuMemory, 1)},
-      {"mpi_host/mode:stream", Crossing::between_ranks(Kind::RankHostMemory, 1)},
-      {"mpi_host/mode:stream/pairs:2", Crossing::between_ranks(Kind::RankHostMemory, 2)},
+      {"mpi_cuda_aware/mode:bidir", Crossing::between_ranks(Kind::RankGpuMemory, one_pair)},
+      {"mpi_cuda_aware/mode:pingpong", Crossing::between_ranks(Kind::RankGpuMemory, one_pair)},
+      {"mpi_host/mode:stream", Crossing::between_ranks(Kind::RankHostMemory, one_pair)},
+      {"mpi_host/mode:stream/pairs:2", Crossing::between_ranks(Kind::RankHostMemory, two_pairs)},
       {"mpi_staged/host:pinned/staging:pipelined/mode:stream", staged_ranks},
       {"nccl_sendrecv/mode:stream", nccl},
   };
