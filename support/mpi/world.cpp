@@ -88,19 +88,21 @@ std::vector<std::string> World::all_gather(const std::string& mine) const {
   return all;
 }
 
+int World::lowest(int mine) const {
+  int out = INT_MAX;
+  XFER_MPI_CHECK(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MIN, comm()));
+  return out;
+}
+
 std::string World::first_message(const std::string& mine, bool secondhand) const {
   // One MIN reduction: own messages rank first by rank, secondhand ones after all of them.
-  const int candidate = mine.empty() ? INT_MAX : (secondhand ? size_ + rank_ : rank_);
-  int first = INT_MAX;
-  XFER_MPI_CHECK(MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm()));
+  const int first = lowest(mine.empty() ? INT_MAX : (secondhand ? size_ + rank_ : rank_));
   if (first == INT_MAX) return "";
   return broadcast(mine, first < size_ ? first : first - size_);
 }
 
 RunStop World::first_stop(const RunStop& mine) const {
-  const int candidate = mine.stopped() ? rank_ : INT_MAX;
-  int first = INT_MAX;
-  XFER_MPI_CHECK(MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm()));
+  const int first = lowest(mine.stopped() ? rank_ : INT_MAX);
   if (first == INT_MAX) return {};
   const auto kind =
       static_cast<RunStop::Kind>(broadcast(static_cast<std::uint64_t>(mine.kind), first));

@@ -58,6 +58,8 @@ class World {
   Verdict agree_batch(double my_seconds, bool timing, bool my_failure, double my_elapsed) const;
 
  private:
+  int lowest(int mine) const;  // the least of every rank's `mine` (one MIN reduction)
+
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
