@@ -90,13 +90,14 @@ class Judgement:
         return non_finite_as_none(asdict(self))
 
 
-def benjamini_hochberg(p_values, alpha):
-    """Which hypotheses are rejected with the false-discovery rate held at alpha."""
+def benjamini_hochberg(p_values, alpha, tests=None):
+    """Which hypotheses are rejected with the false-discovery rate held at alpha. `tests`: how
+    many hypotheses were tested, where `p_values` holds only the smallest of them."""
     p = np.asarray(p_values, dtype=float)
     if p.size == 0:
         return np.zeros(0, dtype=bool)
     order = np.argsort(p, kind="stable")
-    limits = alpha * np.arange(1, p.size + 1) / p.size
+    limits = alpha * np.arange(1, p.size + 1) / max(p.size if tests is None else tests, 1)
     below = np.flatnonzero(p[order] <= limits)
     rejected = np.zeros(p.size, dtype=bool)
     if below.size:

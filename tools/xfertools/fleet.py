@@ -47,6 +47,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from .decide import benjamini_hochberg
+
 FORMAT = "xferbench-fleet/1"
 Q = 0.05
 MIN_HOST = 0.05
@@ -350,23 +352,6 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
 # ------------------------------------------------------------------------------ the tests
 
 
-def bh(pvalues, q=Q, m=None):
-    """Benjamini-Hochberg: a boolean array, True where rejected at false-discovery rate q;
-    m is the number of tests when `pvalues` holds only the smallest of them."""
-    p = np.asarray(pvalues, dtype=float)
-    m = p.size if m is None else m
-    if p.size == 0:
-        return np.zeros(0, dtype=bool)
-    order = np.argsort(p, kind="stable")
-    ranked = p[order]
-    ok = ranked <= q * np.arange(1, p.size + 1) / max(m, 1)
-    out = np.zeros(p.size, dtype=bool)
-    if ok.any():
-        last = int(np.nonzero(ok)[0].max())
-        out[order[: last + 1]] = True
-    return out
-
-
 def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None):
     """One-sided tests that each effect is beyond the healthy spread: t = h / sqrt(tau^2 +
     se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0), t distribution with
@@ -384,7 +369,7 @@ def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None):
     dof = max(n - 1, 1)
     p[where] = stats.t.sf(h[where] / scale[where], dof)
     rejected = np.zeros(h.size, dtype=bool)
-    rejected[where] = bh(p[where], q)
+    rejected[where] = benjamini_hochberg(p[where], q)
     floor = math.log1p(min_effect)
     slow = rejected & (h >= floor)
     # smallest effect flagged for a typical host: BH's cut-off q R / m (R rejected, at least 1)
@@ -412,7 +397,7 @@ def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
     cand = measured & (np.nan_to_num(z, nan=-np.inf) > zcut)
     a, b = np.nonzero(cand)
     p = stats.t.sf(z[a, b], dof)
-    rejected = bh(p, q, m=tests)
+    rejected = benjamini_hochberg(p, q, tests=tests)
     floor = math.log1p(min_effect)
     crit_p = q * max(int(rejected.sum()), 1) / max(tests, 1)
     threshold = max(floor, float(stats.t.isf(crit_p, dof) * f.sigma))
