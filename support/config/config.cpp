@@ -155,6 +155,22 @@ std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices)
                    "run a row outside its visits");
 }
 
+// A fleet (--xfer_fleet, --xfer_fleet_rounds) measures pairs of its own rounds: --xfer_pairs
+// and --xfer_merge say something else; unless asked otherwise it measures a latency size and
+// a bandwidth size in ping-pong, so that one round takes seconds (run/fleet.hpp).
+static void complete_fleet(Config& c) {
+  if (c.fleet_passes == 0 && c.fleet_rounds.empty()) return;
+  const std::string flag = c.fleet_passes > 0 ? "--xfer_fleet" : "--xfer_fleet_rounds";
+  if (c.fleet_passes > 0 && !c.fleet_rounds.empty())
+    throw UsageError("--xfer_fleet and --xfer_fleet_rounds: give one (a re-test measures only "
+                     "the rounds in its file)");
+  if (!c.merge.empty()) throw UsageError(flag + " measures; --xfer_merge merges: give one");
+  if (c.pairs != "0:1")
+    throw UsageError(flag + " pairs every rank with every other in rounds: --xfer_pairs=" +
+                     c.pairs + " cannot be given with it");
+  if (!c.sizes_given) c.sizes = {8, std::uint64_t{4} << 20};
+}
+
 CommandLine parse_command_line(int argc, const char* const* argv, const EnvLookup& env) {
   CommandLine cl;
   Config& c = cl.config;
@@ -249,7 +265,7 @@ CommandLine parse_command_line(int argc, const char* const* argv, const EnvLooku
         "(tools/compare.py --filter, tools/plot.py --filter)");
   check_format("--benchmark_out_format", c.out_format);
   check_format("--benchmark_format", c.display_format);
-
+  complete_fleet(c);
   return cl;
 }
 

@@ -31,6 +31,7 @@ constexpr std::uint64_t kMaxSeed = (std::uint64_t{1} << 53) - 1;
 
 struct Config {
   std::vector<std::uint64_t> sizes;
+  bool sizes_given = false;          // --xfer_sizes was set (a fleet has its own default)
   std::vector<std::string> require;  // paths whose skip is a failure
   GpuPairs gpus;
   CudaAwareMode cuda_aware = CudaAwareMode::Auto;
@@ -50,6 +51,8 @@ struct Config {
   double floor_pct = -1;     // --xfer_floor=PCT; below 0: each row's measured floor (floor.hpp)
   std::string floor_file;    // --xfer_floor=FILE.json: this machine's floor file, not looked up
   std::vector<std::string> merge;  // --xfer_merge: result files to merge instead of measuring
+  int fleet_passes = 0;      // --xfer_fleet: passes of every pair (run/fleet.hpp); 0: no fleet
+  std::string fleet_rounds;  // --xfer_fleet_rounds: a file of rounds to measure (a re-test)
   // Google Benchmark flags xferbench acts on itself (it selects and orders the rows).
   std::string filter;        // --benchmark_filter as given
   int repetitions = 1;       // --benchmark_repetitions

@@ -57,6 +57,7 @@ const std::vector<Flag>& flags() {
        "message sizes: 8,1K,4MiB or ranges 8B:1GiB:x4 (default 8B:1GiB, powers of two)",
        [](Config& c, const std::string& f, const std::string& v) {
          c.sizes = parse_size_list(v, f);
+         c.sizes_given = true;
        }},
       {"xfer_require", "XFER_REQUIRE", "PATH[,PATH]",
        "paths that must run: if one is skipped, the run fails (for CI)",
@@ -142,6 +143,21 @@ const std::vector<Flag>& flags() {
          c.merge = split_list(v);
          // One file is merged only as the one job a run stopped early kept (merge.hpp).
          if (c.merge.empty()) throw UsageError(f + "='" + v + "': expected FILE,FILE[,...]");
+       }},
+      {"xfer_fleet", "XFER_FLEET", "PASSES",
+       "measure every pair of ranks (one rank per host, or one per GPU or NIC) in N-1 rounds "
+       "of disjoint pairs, PASSES times (1 to 4; later passes in other orders), for tools/fleet "
+       "to name the slow host and the slow link (docs/fleet.md); default sizes 8B,4MiB and "
+       "mode pingpong",
+       [](Config& c, const std::string& f, const std::string& v) {
+         c.fleet_passes = parse_int(f, v, 1, 4, "a whole number from 1 to 4");
+       }},
+      {"xfer_fleet_rounds", "XFER_FLEET_ROUNDS", "FILE.json",
+       "measure only these rounds of pairs (tools/fleet judge --rounds-out writes the file: the "
+       "re-test of an earlier verdict's suspects)",
+       [](Config& c, const std::string& f, const std::string& v) {
+         if (v.empty()) throw UsageError(f + ": expected " + f + "=FILE.json");
+         c.fleet_rounds = v;
        }},
       {"xfer_window", "XFER_WINDOW", "N",
        "messages in flight in mode:stream and mode:bidir (default 64, as osu_bw)",

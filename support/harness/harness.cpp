@@ -109,6 +109,7 @@ bool measure(Visit& visit, const Harness& h, const Row& row, std::int64_t batch,
   }
   std::uint64_t draw = row.seed;
   const auto start = std::chrono::steady_clock::now();
+  double own_seconds = 0;  // this rank's own timed total (Row::per_pair)
   while (true) {
     double seconds = 0;
     Failure failure;
@@ -131,6 +132,7 @@ bool measure(Visit& visit, const Harness& h, const Row& row, std::int64_t batch,
       visit.fail(labelled(row, failure.first(h)));
       return false;
     }
+    if (time) own_seconds += seconds;
     // From here on every rank holds the same figures and so takes the same decision.
     m.per_message.add(verdict.slowest / static_cast<double>(batch));
     m.seconds += verdict.slowest;
@@ -147,6 +149,11 @@ bool measure(Visit& visit, const Harness& h, const Row& row, std::int64_t batch,
     }
     if (stop != Stop::No) {
       m.time_limited = stop == Stop::TimeLimit;
+      if (row.per_pair) {  // every rank stops here, after the same batch: one more collective
+        const std::vector<double> all = h.world.all_gather(own_seconds);
+        for (const auto& pair : h.pairs)
+          m.pair_seconds.push_back(all[static_cast<std::size_t>(pair.first)]);
+      }
       return true;
     }
   }

@@ -56,6 +56,7 @@ struct Row {
   double test_scale = 1;      // test only: the timing ranks' clocks run this many times long
   bool warm_large = true;     // a row above kLargeRowBytes warms up (warmup_for)
   int round = 0;              // the visit's round in the run's schedule (runner.hpp)
+  bool per_pair = false;      // keep each pair's own time too (Measurement::pair_seconds)
 };
 
 // What a row's timed loop measured, identical on every rank (all hold rank 0's figures).
@@ -66,6 +67,9 @@ struct Measurement {
   std::int64_t messages = 0;
   bool time_limited = false;  // stopped short of --xfer_precision: its time (or, in a later
                               // visit, its fixed message count) ran out
+  // With Row::per_pair: each pair's own timed one-way time of all messages (its leader's
+  // clock), in the order of Harness::pairs; gathered once, after the last batch.
+  std::vector<double> pair_seconds;
 };
 
 // What one visit found: a measurement, or the message of the row's failure (agreed, the same

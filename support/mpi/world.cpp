@@ -68,6 +68,12 @@ std::string World::broadcast(const std::string& value, int root) const {
   return out;
 }
 
+std::vector<double> World::all_gather(double mine) const {
+  std::vector<double> all(static_cast<std::size_t>(size_));
+  XFER_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm()));
+  return all;
+}
+
 std::vector<std::string> World::all_gather(const std::string& mine) const {
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_));

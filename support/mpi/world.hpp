@@ -36,6 +36,8 @@ class World {
   std::string broadcast(const std::string& value, int root = 0) const;
   // Every rank's string, in rank order (on every rank).
   std::vector<std::string> all_gather(const std::string& mine) const;
+  // Every rank's number, in rank order (on every rank).
+  std::vector<double> all_gather(double mine) const;
   // The message of the lowest rank that has a non-empty one ("" if none), on every rank.
   // `secondhand` messages (a rank that only learnt of another's failure) come after every
   // rank's own: the root cause is what the row reports.

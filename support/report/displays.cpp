@@ -52,6 +52,13 @@ std::string splice_context(const std::string& gb_json, const std::string& contex
          gb_json.substr(insert_at);
 }
 
+std::string rows_document(const std::vector<std::string>& rows, const std::string& context_json) {
+  std::string text = "{\n  \"context\": {},\n  \"benchmarks\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    text += (i ? ",\n    " : "    ") + indent_continuation(rows[i], "    ");
+  return splice_context(text + "\n  ]\n}\n", context_json);
+}
+
 bool shown_on_console(const std::string& counter) {
   return counter == fields::kGbps || counter == fields::kLatencyUs || counter == fields::kSamples;
 }

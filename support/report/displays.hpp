@@ -15,6 +15,10 @@ namespace xfer {
 // Inserts `"xferbench": <context_json>,` as the first member of the "context" object.
 std::string splice_context(const std::string& gb_json, const std::string& context_json);
 
+// A result document of `rows` (each a row's JSON) and context.xferbench `context_json`, for a
+// checkpoint written before Google Benchmark has stated its own context.
+std::string rows_document(const std::vector<std::string>& rows, const std::string& context_json);
+
 // Counters the console shows (the file keeps them all); the label shows the precision.
 bool shown_on_console(const std::string& counter);
 

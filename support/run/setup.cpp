@@ -19,6 +19,7 @@
 #include "jobs/machine_plan.hpp"
 #include "jobs/merge.hpp"
 #include "links/routes.hpp"
+#include "run/fleet.hpp"
 #include "run/preflight.hpp"
 #include "run/runner.hpp"
 
@@ -292,6 +293,9 @@ int run_benchmarks(int argc, char** argv, const CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
   }
+  if (config.fleet_passes > 0 || !config.fleet_rounds.empty())  // every pair, in rounds
+    return run_fleet(registry, selection, Harness{config, world, watchdog, checked.pairs}, context,
+                     seed, started);
   // The machine file gives the floors, and to --xfer_jobs=auto the jobs and the rows' times.
   const MachineFileAgreement file = agreed_machine_file(config, context, world);  // collective
   if (!file.refused.empty()) {

@@ -130,6 +130,31 @@ TEST(CommandLine, BadValuesNameTheFlagAndTheExpectedForm) {
   EXPECT_NE(usage_error({}, {{"XFER_WARMUP", "x"}}).find("XFER_WARMUP"), std::string::npos);
 }
 
+// A fleet measures a latency size and a bandwidth size unless told otherwise, and refuses what
+// would say something else about its pairs.
+TEST(CommandLine, FleetHasItsOwnSizesAndRefusesPairsAndMerge) {
+  EXPECT_EQ(parse({"--xfer_fleet=2"}).config.sizes,
+            (std::vector<std::uint64_t>{8, std::uint64_t{4} << 20}));
+  EXPECT_EQ(parse({"--xfer_fleet=1", "--xfer_sizes=1K"}).config.sizes,
+            (std::vector<std::uint64_t>{1024}));
+  EXPECT_EQ(parse({"--xfer_fleet=2"}).config.fleet_passes, 2);
+  EXPECT_NE(parse({}).config.sizes.size(), 2u);  // no fleet: the whole sweep
+  EXPECT_NE(usage_error({"--xfer_fleet=0"}).find("--xfer_fleet='0': expected a whole number from "
+                                                 "1 to 4"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_fleet=1", "--xfer_pairs=halves"}).find("--xfer_pairs=halves"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_fleet_rounds=r.json", "--xfer_merge=a.json"})
+                .find("--xfer_fleet_rounds measures; --xfer_merge merges"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--xfer_fleet=1", "--xfer_fleet_rounds=r.json"}).find("give one"),
+            std::string::npos);
+  // The ranks must agree on a fleet; without one the settings say what they said before.
+  EXPECT_NE(settings_fingerprint(parse({"--xfer_fleet=1"})),
+            settings_fingerprint(parse({"--xfer_fleet=2"})));
+  EXPECT_EQ(settings_fingerprint(parse({})).find("fleet"), std::string::npos);
+}
+
 TEST(FailPoint, CallSizeAndRank) {
   const FailPoint all = parse({"--xfer_test_fail=cudaMemcpyAsync@1MiB#1"}).config.test_fail;
   EXPECT_EQ(all.call, "cudaMemcpyAsync");
