@@ -3,8 +3,9 @@
 
     pooled_intervals.py --old OLD_XFERBENCH --new NEW_XFERBENCH SESSION [SESSION ...] [--json OUT]
 
-A SESSION is a folder holding json.tar.xz with run-N.json: default runs of tools/run, each merged
-from 3 jobs of one visit each. The merged file keeps every job's figure of every row in
+A SESSION is a folder holding run-N.json in json/ or json.tar.xz, or whose run-N.json are
+SESSION_NAME/json/run-N.json in the raw.tar.xz of the folder above it: default runs of tools/run,
+each merged from 3 jobs of one visit each. The merged file keeps every job's figure of every row in
 context.xferbench.visits ("job": 0, 1, 2). From those, each run's three job files are rebuilt
 (only what --xfer_merge reads: the rows' time, messages, samples, their own ci95, batch) and
 merged again by each binary, so the intervals compared are what each build's merge states. The
@@ -35,16 +36,42 @@ import tempfile
 from collections import defaultdict
 
 
+def run_number(name):
+    """N of a path ending in run-N.json, else None."""
+    base = os.path.basename(name)
+    if base.startswith("run-") and base.endswith(".json") and base[4:-5].isdigit():
+        return int(base[4:-5])
+    return None
+
+
 def run_documents(session):
-    """{N: document} of the session's run-N.json files."""
+    """{N: document} of the session's run-N.json files: SESSION/json/ (unpacked), else
+    SESSION/json.tar.xz, else SESSION_NAME/json/run-N.json in the raw.tar.xz of the folder
+    above SESSION (an experiment whose sessions' raw files are packed as one archive)."""
+    session = os.path.normpath(session)
+    folder = os.path.join(session, "json")
+    if os.path.isdir(folder):
+        out = {}
+        for name in os.listdir(folder):
+            if run_number(name) is not None:
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    out[run_number(name)] = json.load(f)
+        return dict(sorted(out.items()))
+    packed = os.path.join(session, "json.tar.xz")
+    raw = os.path.join(os.path.dirname(session), "raw.tar.xz")
+    if os.path.isfile(packed):
+        archive, wanted = packed, lambda name: True
+    elif os.path.isfile(raw):
+        inside = os.path.basename(session) + "/json"
+        archive, wanted = raw, lambda name: os.path.dirname(name) == inside
+    else:
+        return {}
     out = {}
-    if not os.path.isfile(os.path.join(session, "json.tar.xz")):
-        return out
-    with tarfile.open(os.path.join(session, "json.tar.xz")) as tar:
+    with tarfile.open(archive) as tar:
         for member in tar.getmembers():
-            base = os.path.basename(member.name)
-            if base.startswith("run-") and base.endswith(".json") and base[4:-5].isdigit():
-                out[int(base[4:-5])] = json.load(io.TextIOWrapper(tar.extractfile(member)))
+            if member.isfile() and wanted(member.name) and run_number(member.name) is not None:
+                document = json.load(io.TextIOWrapper(tar.extractfile(member)))
+                out[run_number(member.name)] = document
     return dict(sorted(out.items()))
 
 
