@@ -11,6 +11,9 @@ stop() kills every process left in the bed's namespaces and deletes them, also a
 start; start() first removes what a killed earlier run left behind (namespaces named for a
 process that no longer exists). Needs root, iproute2 and util-linux (nsenter, unshare); where
 they are missing the tests skip, and with XFER_EXPECT_TESTBED=1 (tools/test as root) they fail.
+
+shape() gives the hosts' links rates, and a pair of hosts a lower one, with tc's htb (netem, for
+delays, is not in every kernel: this VM's has none); unshape() takes them off.
 """
 
 import json
@@ -38,6 +41,15 @@ OPENMPI_MCA = {
 }
 FIRST_ROW_TIMEOUT = 60  # seconds from launch to the first finished row, before a fault
 LINK_UP_TIMEOUT = 10  # seconds a cable plugged back in may take to carry again
+TOOLS_PATH = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"  # where root's tools are
+# shape(): every htb class has one burst and cburst, 64 KiB: one GSO packet (a veth passes TCP
+# segments of up to 64 KiB whole). Measured from 100 to 2000 Mbit/s, with 1 MiB messages: 16 KiB
+# keeps 1 Gbit/s to 0.90 of its rate; 256 KiB lets a message start with that much at once, and
+# a 1 MiB message then goes 1.25 times the rate at 400 Mbit/s. One size for all the classes keeps
+# the ratios of their rates. The quantum, what a class sends per turn when classes share a link,
+# is one such packet too (htb's default, rate / 10, is above its own cap of 200000 from 16 Mbit/s).
+SHAPE_BURST = 64 * 1024
+SHAPE_QUANTUM = 64 * 1024
 # Our namespaces, xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">, and folders.
 _OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
 _beds_made = 0
@@ -252,6 +264,65 @@ class Testbed:
         for h in self.hosts:
             _ip("-n", self.prefix + h, "neigh", "flush", "all", check=False)
 
+    def shape(self, rate_mbit, host_rates=None, pair_rates=None):
+        """Shapes every host's link to `rate_mbit` Mbit/s, or host_rates[host], both ways: an htb
+        on the host's eth0 (what it sends) and on its port of the bridge (what it receives).
+        pair_rates {(a, b): Mbit/s} slows the traffic between a and b further, both ways, where
+        each sends: a class at that rate on a's eth0 for the packets to b's address, and on b's
+        for a's. What a host sends to all its peers together stays within its link's rate.
+        Replaces an earlier shape(); unavailable() where tc is missing or refuses."""
+        tc = programs(("tc",), "iproute2", unavailable, TOOLS_PATH)["tc"]
+        host_rates = host_rates or {}
+        pair_rates = pair_rates or {}
+        for a, b in pair_rates:
+            if a not in self.address or b not in self.address or a == b:
+                raise ValueError(f"no such pair of hosts: {a}, {b}")
+        self.unshape()
+        try:
+            for host in self.hosts:
+                rate = host_rates.get(host, rate_mbit)
+                peers = {b: r for (a, b), r in pair_rates.items() if a == host}
+                peers.update({a: r for (a, b), r in pair_rates.items() if b == host})
+                self._htb(tc, self.prefix + host, "eth0", rate, peers)
+                self._htb(tc, self.switch, host, rate, {})
+        except BaseException:
+            self.unshape()
+            raise
+
+    def unshape(self):
+        """Removes what shape() added; idempotent, never raises for what is already gone."""
+        tc = shutil.which("tc", path=TOOLS_PATH)
+        for host in self.hosts if tc else []:
+            for ns, dev in ((self.prefix + host, "eth0"), (self.switch, host)):
+                _run([tc, "-n", ns, "qdisc", "del", "dev", dev, "root"])
+
+    def _htb(self, tc, ns, dev, rate_mbit, peers):
+        """An htb on `dev` of `ns`: class 1:1, the link at `rate_mbit`, and under it the default
+        class 1:10 and, for each {peer: Mbit/s} of `peers`, a class of that ceiling for the
+        packets to the peer's address. Each class under 1:1 is assured an equal share of the link
+        and borrows from 1:1 up to its ceiling, so that together they stay within the link."""
+
+        def add(words, *more):
+            proc = _run([tc, "-n", ns, *words.split(), *more])
+            if proc.returncode != 0:
+                raise unavailable(f"tc -n {ns} {words} failed: {proc.stderr.strip()}")
+
+        add(f"qdisc add dev {dev} root handle 1: htb default 10")
+        add(f"class add dev {dev} parent 1: classid 1:1 htb", *_htb_rates(rate_mbit, rate_mbit))
+        classes = [(10, rate_mbit, None)]
+        classes += [(11 + i, r, peer) for i, (peer, r) in enumerate(sorted(peers.items()))]
+        share = rate_mbit / len(classes)
+        for minor, ceil, peer in classes:
+            add(
+                f"class add dev {dev} parent 1:1 classid 1:{minor} htb",
+                *_htb_rates(min(share, ceil), ceil),
+            )
+            if peer is not None:
+                add(
+                    f"filter add dev {dev} parent 1: protocol ip prio 1 u32"
+                    f" match ip dst {self.address[peer]}/32 flowid 1:{minor}"
+                )
+
     def _carrier(self, host):
         ends = (
             json.loads(_ip("-n", self.switch, "-j", "link", "show", host))[0],
@@ -322,6 +393,25 @@ class Testbed:
         _ip("-n", ns, "link", "set", "lo", "up")
         _ip("-n", ns, "addr", "add", self.address[host] + "/" + SUBNET.split("/")[1], "dev", "eth0")
         _ip("-n", ns, "link", "set", "eth0", "up")
+
+
+def _run(argv):
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _htb_rates(rate_mbit, ceil_mbit):
+    """The rate, ceil, burst, cburst and quantum arguments of an htb class."""
+    return (
+        f"rate {round(rate_mbit * 1000)}kbit ceil {round(ceil_mbit * 1000)}kbit"
+        f" burst {SHAPE_BURST} cburst {SHAPE_BURST} quantum {SHAPE_QUANTUM}"
+    ).split()
 
 
 def _comm(pid):
