@@ -9,6 +9,11 @@ Curves:  plot.py RUN.json [RUN2.json ...] -o OUT.png|svg|pdf [--panels auto|path
 Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
          GB/s per (source, destination) GPU from an all-pairs run, as a heatmap (-o) or as a
          text table (no -o, or --text); the text table needs only the standard library.
+Fleet:   plot.py FLEET.json --fleet -o OUT.png [--verdict VERDICT.json]
+         a fleet run's (xferbench --xfer_fleet) host-by-host heatmap per series, each pair's
+         time against the fleet's median pair; with tools/fleet judge --json's verdict, the
+         slow and suspect hosts and links outlined. A result whose only plottable content is
+         its fleet object is drawn so without --fleet.
 
 Exit status: 0 drawn, 2 bad input, 3 no Python with matplotlib (see docs/python.md).
 """
@@ -24,7 +29,7 @@ from xfertools import interrupt  # noqa: E402
 if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
     interrupt.install("plot.py")
 
-from xfertools import curves, draw, interpreter, matrix, sizes, styles  # noqa: E402
+from xfertools import curves, draw, fields, files, interpreter, matrix, sizes, styles  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -97,6 +102,17 @@ def parse_args(argv):
         help="matrix message size: 256MiB, 268435456, 1G (default: the largest present)",
     )
     parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help="a fleet run's host-by-host heatmaps (the default for a result holding only them)",
+    )
+    parser.add_argument(
+        "--verdict",
+        metavar="VERDICT.json",
+        help="tools/fleet judge --json's verdict: the fleet's heatmaps (--fleet) with its slow "
+        "and suspect hosts and links outlined",
+    )
+    parser.add_argument(
         "--variant",
         default=matrix.DEFAULT_VARIANT,
         metavar="[PATH/]VARIANT",
@@ -136,11 +152,43 @@ def run_curves(args, runs):
     return 0
 
 
+def fleet_only(path):
+    """True if the file's only plottable content is a fleet object (no plottable row)."""
+    document = files.decode_json(path, files.read_regular_file(path, path))
+    if not isinstance(document, dict) or not isinstance(document.get("fleet"), dict):
+        return False
+    rows = document.get(fields.BENCHMARKS)
+    return not isinstance(rows, list) or not curves.series_points(document)[0]
+
+
+def wants_fleet(args):
+    if args.fleet or args.verdict:  # --verdict: the fleet's heatmaps
+        if args.matrix:
+            raise InputError("--fleet or --matrix, not both")
+        if len(args.runs) != 1:
+            raise InputError(f"--fleet: give one result file, not {len(args.runs)}")
+        return True
+    return not args.matrix and len(args.runs) == 1 and fleet_only(args.runs[0])
+
+
+def run_fleet(args):
+    draw.check_image_name(args.output)
+    interpreter.require(("numpy", "scipy", "matplotlib"))
+    from xfertools import fleet_report
+
+    path = args.runs[0]
+    heatmaps = fleet_report.heatmaps(path, args.verdict)
+    draw.render_fleet(heatmaps, args.output, os.path.basename(path))
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     if hasattr(sys.stdout, "reconfigure"):  # labels on an ASCII-only stdout
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
+        if wants_fleet(args):
+            return run_fleet(args)
         runs = curves.load_runs(args.runs)
         return run_matrix(args, runs) if args.matrix else run_curves(args, runs)
     except InputError as e:

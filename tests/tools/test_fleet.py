@@ -154,7 +154,7 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdict["drain"], "node005")
         line = verdict["lines"][0]
         self.assertTrue(line.startswith("slow host node005: +"), line)
-        self.assertIn("of its 23 pairs", line)
+        self.assertIn("on all 23 of its pairs", line)
         effect = verdict["hosts"][0]
         self.assertLess(effect["ci95_pct"][0], 30 + 100 * f.host[5] - 100 * math.log(1.3) + 8)
 
@@ -272,6 +272,45 @@ class SeveralRanksAHost(unittest.TestCase):
                 self.assertEqual([r["rank"] for r in called(verdict, "rails")], ["gpu005/1"])
                 self.assertEqual(called(verdict, "links"), [])
                 self.assertEqual(verdict["drain"], "gpu002")
+
+
+class Reading(unittest.TestCase):
+    def test_two_families_of_one_path_are_two_series_with_their_own_retests(self):
+        f = Fleet(6, seed=9)
+        doc = f.document()
+        pingpong = doc["fleet"]["series"][0]
+        pingpong["family"] = "mpi_host/mode:pingpong"
+        stream = dict(pingpong, family="mpi_host/mode:stream")
+        stream["time_us"] = [t / 2 for t in pingpong["time_us"]]
+        doc["fleet"]["series"].append(stream)
+        doc["fleet"]["retests"] = [
+            {"path": "mpi_host", "family": "mpi_host/mode:stream", "bytes": 8, "round": 0,
+             "pairs": [[0, 1]], "time_us": [2.0]},
+        ]  # fmt: skip
+        series = fleet.from_result(doc)
+        self.assertEqual(
+            [(s.path, s.family) for s in series],
+            [("mpi_host", "mpi_host/mode:pingpong"), ("mpi_host", "mpi_host/mode:stream")],
+        )
+        self.assertEqual(series[0].retests, {})
+        self.assertEqual(list(series[1].retests), [(0, 1)])
+        self.assertAlmostEqual(
+            float(np.nanmedian(series[0].layers - series[1].layers)), math.log(2)
+        )
+        self.assertEqual(fleet.judge(series[1])["family"], "mpi_host/mode:stream")
+
+    def test_the_rounds_measured_are_read_where_given(self):
+        doc = Fleet(6, seed=9).document()
+        series = doc["fleet"]["series"][0]
+        planned = fleet.round_matrix(6)
+        pairs = list(combinations(range(6), 2))
+        series["round_of"] = [int(planned[a, b]) for a, b in pairs]
+        series["round_of"][0] = 4  # pair (0, 1) measured in round 4, not its planned round
+        series["round_of"][1] = -1  # (0, 2): none given, its planned round stands
+        rounds = fleet.from_result(doc)[0].rounds[0]
+        self.assertEqual((rounds[0, 1], rounds[1, 0]), (4, 4))
+        self.assertEqual(rounds[0, 2], planned[0, 2])
+        self.assertEqual(rounds[3, 3], -1)
 
 
 class Hostlists(unittest.TestCase):

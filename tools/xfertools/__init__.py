@@ -44,7 +44,10 @@ links       each row's share of its link, the run's links and routes, tools/chec
 fleet       every pair of a cluster's hosts: the circle schedule, a robust host and link model,
             re-tests, the verdict naming slow hosts and links (xferbench does not measure
             the rounds yet: this is the analysis, tested on simulated fleets)
+fleet_report tools/fleet's judgement: a fleet result and its re-tests read and checked, each
+            series judged, the text and host-by-host matrix, the re-test rounds file, the
+            verdict document, plot.py's fleet heatmaps
 
-tools/compare.py, tools/plot.py, tools/track and tools/ab are the command lines over these
-modules.
+tools/compare.py, tools/plot.py, tools/track, tools/ab and tools/fleet are the command lines
+over these modules.
 """

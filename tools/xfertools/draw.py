@@ -1,5 +1,6 @@
 """plot.py's matplotlib figures: the curves (bandwidth over latency, one column or one per
-path) and the pair-matrix heatmap. matplotlib is imported only here, and only when drawing."""
+path), the pair-matrix heatmap and a fleet's host-by-host heatmaps. matplotlib (and numpy, for
+the fleet) is imported only here, and only when drawing."""
 
 import contextlib
 import math
@@ -444,3 +445,150 @@ def save_figure(pyplot, fig, out):
         raise InputError(f"{out}: cannot write: {e.strerror}") from None
     finally:
         pyplot.close(fig)
+
+
+# ---------------------------------------------------------------------- fleet heatmaps
+
+FLEET_TICKS_PCT = (-75, -50, -25, -10, -5, 0, 5, 10, 25, 50, 100, 200, 400)
+FLEET_LABELS_MAX = 64  # hosts: tick labels and per-cell marks up to this many
+FLEET_TEXT_MAX = 16  # hosts: each cell's percentage written up to this many
+FLEET_LIMIT = (math.log(1.1), math.log(5.0))  # the colour scale's half range (log), its bounds
+
+
+def fleet_colours(pyplot, heatmaps):
+    """(colormap, norm): log time against the median pair, diverging, centred at 0 (the
+    median), symmetric; the half range the largest cell, from +10% up to 5x."""
+    import numpy as np
+    from matplotlib.colors import Normalize
+
+    largest = max(
+        (float(np.nanmax(np.abs(h.values))) for h in heatmaps if np.isfinite(h.values).any()),
+        default=0.0,
+    )
+    limit = min(max(largest, FLEET_LIMIT[0]), FLEET_LIMIT[1])
+    return pyplot.get_cmap("RdBu_r"), Normalize(-limit, limit)
+
+
+def draw_fleet_panel(ax, heatmap, cmap, norm):
+    """One series: hosts x hosts, each cell coloured by its log time against the median pair;
+    the diagonal blank, unmeasured cells grey (hatched up to FLEET_LABELS_MAX hosts), what the
+    verdict calls slow outlined solid and what it suspects dashed."""
+    import numpy as np
+    from matplotlib.patches import Rectangle
+
+    values = heatmap.values
+    count = len(heatmap.hosts)
+    rgba = cmap(norm(np.nan_to_num(values)))
+    missing = ~np.isfinite(values)
+    rgba[missing] = (0.8, 0.8, 0.8, 1.0)
+    diagonal = np.eye(count, dtype=bool)
+    rgba[diagonal] = (1.0, 1.0, 1.0, 1.0)
+    ax.imshow(rgba, interpolation="nearest")
+    small = count <= FLEET_LABELS_MAX
+    if small:
+        for i, j in zip(*np.nonzero(missing & ~diagonal)):
+            ax.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.55", lw=0)
+            )
+    if count <= FLEET_TEXT_MAX:
+        for i in range(count):
+            for j in range(count):
+                if i == j or missing[i, j]:
+                    continue
+                text = f"{100 * math.expm1(values[i, j]):+.0f}"
+                text = "0" if text in ("+0", "-0") else text
+                dark = abs(norm(values[i, j]) - 0.5) > 0.3
+                colour = "white" if dark else "black"
+                ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
+    style = {"slow": "-", "suspect": "--"}
+    for i, status in heatmap.host_status.items():
+        for xy, w, h in (((-0.5, i - 0.5), count, 1), ((i - 0.5, -0.5), 1, count)):
+            ax.add_patch(
+                Rectangle(xy, w, h, fill=False, edgecolor="black", lw=1.6, ls=style[status])
+            )
+    for (i, j), status in heatmap.link_status.items():
+        ax.add_patch(
+            Rectangle(
+                (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", lw=2.2, ls=style[status]
+            )
+        )
+    if small:
+        labels = [
+            clip(h, 24)
+            + {"slow": " (slow)", "suspect": " (suspect)"}.get(heatmap.host_status.get(k), "")
+            for k, h in enumerate(heatmap.hosts)
+        ]
+        ax.set_xticks(range(count))
+        ax.set_yticks(range(count))
+        ax.set_xticklabels(labels, rotation=90, fontsize=7 if count > 16 else 8)
+        ax.set_yticklabels(labels, fontsize=7 if count > 16 else 8)
+        for k in heatmap.host_status:
+            for tick in (ax.get_xticklabels()[k], ax.get_yticklabels()[k]):
+                tick.set_fontweight("bold")
+                tick.set_color("#b2182b")
+    else:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel(f"{count} hosts (in fleet.hosts order)")
+    median = f"median pair {heatmap.median_us:.3g} us" if heatmap.median_us else "none measured"
+    verdict = "" if heatmap.judged else "; no verdict given (--verdict)"
+    ax.set_title(f"{clip(heatmap.title, 60)}\n{heatmap.subtitle}; {median}{verdict}", fontsize=9.5)
+
+
+def build_fleet_figure(pyplot, heatmaps, label):
+    """A heatmap per series, two a row, one colour scale."""
+    from matplotlib.cm import ScalarMappable
+
+    count = len(heatmaps)
+    columns = min(count, 2)
+    rows = math.ceil(count / columns)
+    hosts = max(len(h.hosts) for h in heatmaps)
+    side = min(max(4.5, 2.0 + 0.32 * hosts), 11.0)
+    fig, axes = pyplot.subplots(
+        rows,
+        columns,
+        figsize=(side * columns + 1.5, side * rows + 0.6),
+        squeeze=False,
+        layout="constrained",
+    )
+    cmap, norm = fleet_colours(pyplot, heatmaps)
+    for ax, heatmap in zip(axes.flat, heatmaps):
+        draw_fleet_panel(ax, heatmap, cmap, norm)
+    for ax in list(axes.flat)[count:]:
+        ax.axis("off")
+    limit = norm.vmax
+    ticks = []  # those within the scale, a tenth of its range apart at least
+    for p in sorted(FLEET_TICKS_PCT, key=abs):
+        at = math.log1p(p / 100)
+        if abs(at) <= limit + 1e-9 and all(
+            abs(at - math.log1p(t / 100)) >= limit / 5 for t in ticks
+        ):
+            ticks.append(p)
+    ticks.sort()
+    bar = fig.colorbar(
+        ScalarMappable(norm=norm, cmap=cmap), ax=axes.ravel().tolist(), shrink=0.8, pad=0.03
+    )
+    bar.set_ticks([math.log1p(p / 100) for p in ticks])
+    bar.set_ticklabels([f"{p:+d}%" if p else "0" for p in ticks])
+    bar.set_label("pair time against the fleet's median pair (log scale)")
+    fig.suptitle(
+        f"xferbench fleet: {clip(label)}", fontsize=13, fontweight="bold", va="bottom", y=1.0
+    )
+    fig.text(
+        0.5,
+        -0.01,
+        "white: same host; grey, hatched: not measured; outlined: called slow (solid) or "
+        "suspect, not re-tested (dashed), a host's row and column or a link's cells",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color="0.3",
+    )
+    return fig
+
+
+def render_fleet(heatmaps, out, label):
+    pyplot = import_pyplot()
+    with text_as_written():
+        fig = build_fleet_figure(pyplot, heatmaps, label)
+        save_figure(pyplot, fig, out)

@@ -8,7 +8,7 @@ the position a rank plays. Pass 0 plays the identity; pass p > 0 plays `pass_rel
 seed)`, a Fisher-Yates shuffle driven by splitmix64, so that a second pass puts other pairs in
 a round together. tests/fixtures/fleet/schedules.json holds cases for the C++ to match.
 
-Model. One series (a path and a size): log t(i, j) = g_i + g_j (+ rho_round) + e, several
+Model. One series (a family and a size): log t(i, j) = g_i + g_j (+ rho_round) + e, several
 observations a pair where there are passes. The fit starts from a median fit (each rank's
 median over its pairs, then median polish), then iterates reweighted least squares with
 Tukey's biweight (c = 4.685) at a residual scale sigma = 1.4826 * MAD of the residuals (corrected
@@ -559,8 +559,10 @@ def _pct(log_effect, se):
 
 def host_line(name, effect, se, slow_pairs, pairs):
     pct, half = _pct(effect, se)
-    share = f"all {pairs}" if slow_pairs == pairs else f"{slow_pairs}"
-    return f"slow host {name}: {pct:+.0f}% +-{half:.0f}% on {share} of its {pairs} pairs"
+    share = (
+        f"all {pairs} of its pairs" if slow_pairs == pairs else f"{slow_pairs} of its {pairs} pairs"
+    )
+    return f"slow host {name}: {pct:+.0f}% +-{half:.0f}% on {share}"
 
 
 def link_line(name_a, name_b, effect, se):
@@ -572,9 +574,10 @@ def link_line(name_a, name_b, effect, se):
 
 
 class Series:
-    """One path and size of a fleet: names (per rank), hosts, host_of, layers (K x N x N log
-    time per pass, NaN unmeasured), rounds (same shape, -1 none), passes, retests
-    ({(a, b): [log t]}), lost (ranks), incomplete (reason or None)."""
+    """One family (a path and its variant) and size of a fleet: path, family (the path where
+    not given), names (per rank), hosts, host_of, layers (K x N x N log time per pass, NaN
+    unmeasured), rounds (same shape, -1 none), passes, retests ({(a, b): [log t]}), lost
+    (ranks), incomplete (reason or None)."""
 
     def __init__(self, **fields):
         self.retests = {}
@@ -584,6 +587,8 @@ class Series:
         self.passes = [0]
         self.path, self.bytes = "", 0
         self.__dict__.update(fields)
+        if not getattr(self, "family", None):
+            self.family = self.path
         n = self.layers.shape[-1]
         if not hasattr(self, "host_of"):
             self.host_of = list(range(n))
@@ -669,6 +674,7 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
     verdict = {
         "format": FORMAT,
         "path": series.path,
+        "family": series.family,
         "bytes": series.bytes,
         "ranks": n,
         "hosts_count": len(series.hosts),
@@ -845,9 +851,17 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         if status == "slow":
             verdict["lines"].append(link_line(names[a], names[b], effect, se))
     if require_retest and not retested and (slow_hosts or links or slow_rails):
+        counts = [
+            f"{count} suspect {kind}{'s' * (count != 1)}"
+            for count, kind in (
+                (len(slow_hosts), "host"),
+                (len(slow_rails), "rail"),
+                (len(links), "link"),
+            )
+            if count
+        ]
         verdict["lines"].append(
-            f"not re-tested: {len(slow_hosts)} suspect hosts, {len(links)} suspect links "
-            "(none called until a re-test confirms them)"
+            f"not re-tested: {', '.join(counts)} (none called until a re-test confirms them)"
         )
     if not verdict["lines"]:
         verdict["lines"].append("no slow host or link")
@@ -905,10 +919,17 @@ def unpack_upper(values, n):
     return out
 
 
+def family_of(entry):
+    """The family of a series or re-test entry (mpi_host/mode:pingpong), else its path: two
+    families of one path (ping-pong and stream) are two series."""
+    return entry.get("family") or entry["path"]
+
+
 def from_result(document):
     """Series of a result document's "fleet" object (format xferbench-fleet/1): one per
-    (path, bytes), its passes as layers of log time per message (us), the rounds from each
-    pass's relabel, its re-tests, lost ranks and the reason it is incomplete."""
+    (family, bytes), its passes as layers of log time per message (us), the rounds of each
+    pass (its round_of where given, else from its relabel), its re-tests (of the same family
+    and size), lost ranks and the reason it is incomplete."""
     fleet = document.get("fleet", document)
     if fleet.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} object: {fleet.get('format')!r}")
@@ -926,17 +947,17 @@ def from_result(document):
     seed = int(fleet.get("seed", 0))
     by_key = {}
     for s in fleet.get("series", []):
-        key = (s["path"], int(s["bytes"]))
+        key = (family_of(s), int(s["bytes"]))
         by_key.setdefault(key, []).append(s)
     retests = {}
     for r in fleet.get("retests", []):
-        key = (r["path"], int(r["bytes"]))
+        key = (family_of(r), int(r["bytes"]))
         bucket = retests.setdefault(key, {})
         for (a, b), t in zip(r["pairs"], r["time_us"]):
             if t is not None and t > 0:
                 bucket.setdefault((min(a, b), max(a, b)), []).append(math.log(t))
     out = []
-    for (path, nbytes), items in by_key.items():
+    for (family, nbytes), items in by_key.items():
         items = sorted(items, key=lambda s: int(s.get("pass", 0)))
         layers, rounds, passes = [], [], []
         for s in items:
@@ -945,11 +966,17 @@ def from_result(document):
             with np.errstate(invalid="ignore", divide="ignore"):
                 layers.append(np.where(t > 0, np.log(t), np.nan))
             relabel = relabels.get(p) or pass_relabel(n, p, seed)
-            rounds.append(round_matrix(n, relabel))
+            planned = round_matrix(n, relabel)
+            if s.get("round_of") is not None:  # as measured; the plan where it says none
+                measured = unpack_upper(s["round_of"], n)
+                planned = np.where(measured >= 0, measured, planned).astype(np.int64)
+                np.fill_diagonal(planned, -1)
+            rounds.append(planned)
             passes.append(p)
         out.append(
             Series(
-                path=path,
+                path=items[0]["path"],
+                family=family,
                 bytes=nbytes,
                 names=names,
                 hosts=hosts,
@@ -957,7 +984,7 @@ def from_result(document):
                 layers=np.array(layers),
                 rounds=np.array(rounds),
                 passes=passes,
-                retests=retests.get((path, nbytes), {}),
+                retests=retests.get((family, nbytes), {}),
                 lost=[int(x) for x in fleet.get("lost", [])],
                 incomplete=fleet.get("incomplete"),
             )
