@@ -161,7 +161,12 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
     pairs += (pairs.empty() ? "" : ", ") + std::to_string(a) + ":" + std::to_string(b) +
              (inter ? " (inter-node)" : " (intra-node)");
   }
-  if (world.size() > 1) lines.push_back("rank pairs: " + pairs);
+  const Config& config = registry.config();
+  if (config.fleet_passes > 0 || !config.fleet_rounds.empty())  // run/fleet.cpp says its own
+    lines.push_back("rank pairs: every pair in rounds (--xfer_fleet" +
+                    std::string(config.fleet_rounds.empty() ? "" : "_rounds") + ")");
+  else if (world.size() > 1)
+    lines.push_back("rank pairs: " + pairs);
   for (const auto& s : registry.skips()) lines.push_back("skipped " + s.path + ": " + s.reason);
   return lines;
 }

@@ -1,7 +1,11 @@
 #include "mpi/world.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "base/error.hpp"
 
@@ -31,7 +35,31 @@ World::World(int* argc, char*** argv) {
 World::~World() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (finalize_bound_s_ > 0) {
+    // Rank 0 ends first, with the job's status; the others a little later, so that a launcher
+    // that ends the job when one process leaves without finalizing hears rank 0's status.
+    const int seconds = finalize_bound_s_ + (rank_ == 0 ? 0 : 5);
+    const int status = finalize_status_;
+    const bool speak = rank_ == 0;
+    std::thread([seconds, status, speak] {
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
+      if (speak)
+        std::fprintf(stderr,
+                     "xferbench: MPI_Finalize had not returned %d s after the results were "
+                     "written (UCX's tcp transport can hang there: openucx/ucx#8738); ending "
+                     "with status %d\n",
+                     seconds, status);
+      std::fflush(stderr);
+      std::_Exit(status);
+    }).detach();
+  }
+  MPI_Finalize();
+}
+
+void World::bound_finalize(int seconds, int status) const {
+  finalize_bound_s_ = seconds;
+  finalize_status_ = status;
 }
 
 bool World::all(bool mine) const {

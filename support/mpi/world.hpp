@@ -46,6 +46,11 @@ class World {
   // rank.
   RunStop first_stop(const RunStop& mine) const;
   void barrier() const;
+  // Once the results are written: MPI_Finalize (in the destructor) gets at most `seconds`;
+  // past that the process ends with `status`, rank 0 saying why. UCX's tcp transport can hang
+  // in finalize after every rank has talked to every other (openucx/ucx#8738: MPICH over UCX,
+  // 8 ranks of a --xfer_fleet on the test bed), with nothing left to do.
+  void bound_finalize(int seconds, int status) const;
 
   // One timed batch's agreement, in one collective. Ranks whose clock counts (`timing`: each
   // pair's leader) give their seconds; rank 0 gives its wall time since the row began. Every
@@ -61,6 +66,9 @@ class World {
 
  private:
   int lowest(int mine) const;  // the least of every rank's `mine` (one MIN reduction)
+
+  mutable int finalize_bound_s_ = 0;  // bound_finalize
+  mutable int finalize_status_ = 0;
 
   int rank_ = 0;
   int size_ = 1;

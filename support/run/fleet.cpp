@@ -24,6 +24,7 @@ namespace {
 constexpr const char* kFormat = "xferbench-fleet/1";
 constexpr const char* kRoundsFormat = "xferbench-fleet-rounds/1";
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kFinalizeBound_s = 10;
 
 bool between_ranks(const links::Crossing& c) {
   using K = links::Crossing::Kind;
@@ -136,7 +137,10 @@ class Fleet : public RunProgress {
   void measure(const std::function<void()>& after_round) {
     for (std::size_t p = 0; p < passes_.size() && !ended(); ++p) {
       for (std::size_t r = 0; r < passes_[p].size() && !ended(); ++r) {
+        const auto begin = std::chrono::steady_clock::now();
         measure_round(static_cast<int>(p), static_cast<int>(r), passes_[p][r]);
+        round_s_.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
         ++measured_;
         stop_ = h_.world.first_stop(stop_here());
         after_round();
@@ -211,6 +215,7 @@ class Fleet : public RunProgress {
     json::Value rounds = json::Value::object();
     rounds.set("planned", planned_);
     rounds.set("measured", measured_);
+    rounds.set("wall_s", numbers(round_s_));  // each round's, all its series (rank 0's clock)
     out.set("rounds", rounds);
     out.set("lost", json::Value::array());
     const std::string why = incomplete();
@@ -336,6 +341,7 @@ class Fleet : public RunProgress {
   bool retest_;
   std::vector<Series> series_;
   std::vector<std::string> hosts_of_ranks_;
+  std::vector<double> round_s_;
   int planned_ = 0;
   int measured_ = 0;
   std::string failure_;
@@ -458,13 +464,19 @@ int run_fleet(const Registry& registry, const Selection& selection, const Harnes
     std::fprintf(stderr, "xferbench: the fleet stopped after a failed visit, %s\n",
                  fleet.incomplete().c_str());
   if (root && reporter.failed_rows().empty() && !config.out_path.empty())
-    std::fprintf(stderr, "xferbench: judge it with: tools/fleet judge %s\n",
+    std::fprintf(stderr, "xferbench: judge it with: tools/fleet judge %s%s\n",
+                 config.fleet_rounds.empty() ? "" : "FLEET.json --retest ",
                  config.out_path.c_str());
-  if (fleet.stop().interrupted()) return kInterruptedStatus;
-  if (fleet.stop().stopped() || !fleet.failure().empty() || !reporter.failed_rows().empty() ||
-      reporter.output_failed())
-    return 1;
-  return 0;
+  int status = 0;
+  if (fleet.stop().interrupted())
+    status = kInterruptedStatus;
+  else if (fleet.stop().stopped() || !fleet.failure().empty() || !reporter.failed_rows().empty() ||
+           reporter.output_failed())
+    status = 1;
+  // Every rank has talked to every other: a finalize that hangs (world.hpp) must not hold the
+  // written result hostage.
+  world.bound_finalize(kFinalizeBound_s, root ? status : 0);
+  return status;
 }
 
 }  // namespace xfer
