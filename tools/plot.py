@@ -12,8 +12,8 @@ Matrix:  plot.py RUN.json --matrix [-o OUT.png] [--size 256MiB] [--variant V]
 Fleet:   plot.py FLEET.json --fleet -o OUT.png [--verdict VERDICT.json]
          a fleet run's (xferbench --xfer_fleet) host-by-host heatmap per series, each pair's
          time against the fleet's median pair; with tools/fleet judge --json's verdict, the
-         slow and suspect hosts and links outlined. A result whose only plottable content is
-         its fleet object is drawn so without --fleet.
+         slow and suspect hosts and links outlined. A fleet run's result (its rows are only
+         each series' median pair) is drawn so without --fleet.
 
 Exit status: 0 drawn, 2 bad input, 3 no Python with matplotlib (see docs/python.md).
 """
@@ -29,7 +29,7 @@ from xfertools import interrupt  # noqa: E402
 if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
     interrupt.install("plot.py")
 
-from xfertools import curves, draw, fields, files, interpreter, matrix, sizes, styles  # noqa: E402
+from xfertools import curves, draw, files, interpreter, matrix, sizes, styles  # noqa: E402
 from xfertools.files import InputError  # noqa: E402
 from xfertools.text import one_line  # noqa: E402
 
@@ -153,12 +153,12 @@ def run_curves(args, runs):
 
 
 def fleet_only(path):
-    """True if the file's only plottable content is a fleet object (no plottable row)."""
+    """True if the file is a fleet run's (xferbench --xfer_fleet): its rows are only each
+    series' median pair, and its heatmaps are the chart to draw."""
+    from xfertools import fleet  # numpy: only for a fleet
+
     document = files.decode_json(path, files.read_regular_file(path, path))
-    if not isinstance(document, dict) or not isinstance(document.get("fleet"), dict):
-        return False
-    rows = document.get(fields.BENCHMARKS)
-    return not isinstance(rows, list) or not curves.series_points(document)[0]
+    return fleet.fleet_object(document) is not None
 
 
 def wants_fleet(args):

@@ -42,8 +42,8 @@ floors      the machine's file: its floors, run floors, costs and plan, written 
 plan        the machine's plan for the default run: jobs and each row's seconds
 links       each row's share of its link, the run's links and routes, tools/check-node's check
 fleet       every pair of a cluster's hosts: the circle schedule, a robust host and link model,
-            re-tests, the verdict naming slow hosts and links (xferbench does not measure
-            the rounds yet: this is the analysis, tested on simulated fleets)
+            re-tests, the verdict naming slow hosts and links (xferbench --xfer_fleet measures
+            the rounds: support/run/fleet.hpp; docs/fleet.md)
 fleet_report tools/fleet's judgement: a fleet result and its re-tests read and checked, each
             series judged, the text and host-by-host matrix, the re-test rounds file, the
             verdict document, plot.py's fleet heatmaps

@@ -697,7 +697,8 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         why = (
             "two hosts, one pair: a slow host cannot be told from a slow link; none named"
             if len(live_hosts) == 2
-            else f"{len(live_hosts)} hosts: too few pairs to tell hosts from links; none named"
+            else (f"{len(live_hosts)} hosts" if len(live_hosts) != 1 else "one host")
+            + ": too few pairs to tell hosts from links; none named"
         )
         verdict["not_judged"]["reason"] = why
         verdict["lines"].append(why)
@@ -925,12 +926,25 @@ def family_of(entry):
     return entry.get("family") or entry["path"]
 
 
+def fleet_object(document):
+    """The fleet object of a result document: context.xferbench.fleet, where xferbench writes
+    it, or a top-level "fleet" (a bare object, or a document made by hand); None if neither."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("fleet"), dict):
+        return document["fleet"]
+    context = document.get("context")
+    xferbench = context.get("xferbench") if isinstance(context, dict) else None
+    found = xferbench.get("fleet") if isinstance(xferbench, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def from_result(document):
     """Series of a result document's "fleet" object (format xferbench-fleet/1): one per
     (family, bytes), its passes as layers of log time per message (us), the rounds of each
     pass (its round_of where given, else from its relabel), its re-tests (of the same family
     and size), lost ranks and the reason it is incomplete."""
-    fleet = document.get("fleet", document)
+    fleet = fleet_object(document) or document
     if fleet.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} object: {fleet.get('format')!r}")
     n = int(fleet["ranks"])

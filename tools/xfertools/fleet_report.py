@@ -52,7 +52,10 @@ def _check_times(where, values, count, what):
 def check_fleet(where, document):
     """The "fleet" object of document, checked against format xferbench-fleet/1; InputError
     naming `where` and the field for anything a judgement cannot use."""
-    if not isinstance(document, dict) or not isinstance(document.get("fleet"), dict):
+    found = fleet.fleet_object(document)
+    if found is not None:  # xferbench writes it in context.xferbench; read it as "fleet"
+        document["fleet"] = found
+    if found is None:
         raise InputError(
             f"{where}: no 'fleet' object: not a result of xferbench --xfer_fleet or "
             f"--xfer_fleet_rounds (format {fleet.FORMAT})"
