@@ -337,6 +337,42 @@ class Retests(unittest.TestCase):
             for pair in plan["hosts"][host]:
                 self.assertIn(pair, seen)
 
+    def test_controls_are_pairs_of_passed_hosts_and_no_suspect(self):
+        rounds, plan = fleet.retest_rounds([2], [(0, 5)], [0, 1, 3, 4, 5, 6, 7])
+        self.assertEqual(len(plan["controls"]), fleet.CONTROLS)
+        measured = [pair for pairs in rounds for pair in pairs]
+        for a, b in plan["controls"]:
+            self.assertNotIn(2, (a, b))
+            self.assertNotEqual((a, b), (0, 5))
+            self.assertIn((a, b), measured)
+
+    def test_a_retest_job_at_another_level_neither_clears_nor_blames(self):
+        """The re-test runs in a job of its own: 15% slower as a whole here (8 B moved 9-18%
+        between jobs on two H200s). A healthy host suspected by chance must not be called,
+        the slow host and link must be; without the controls the job's level would be put on
+        every suspect."""
+        fl = Fleet(8, seed=5, sigma=0.01, host_sd=0.005)
+        fl.host[2] += math.log(1.3)
+        fl.link[(0, 5)] = math.log(2.0)
+        doc = fl.document(passes=2)
+        series = fleet.from_result(doc)[0]
+        layers = np.where(np.isfinite(series.layers), series.layers, np.nan)
+        f = fleet.fit(layers, series.rounds)
+        suspects = [2, 4]  # 4 is healthy: a suspect the re-test must clear
+        rounds, plan = fleet.retest_rounds(suspects, [(0, 5)], [0, 1, 3, 5, 6, 7])
+        job = math.log(1.15)
+        retests = {}
+        for pair in (p for rnd in rounds for p in rnd):
+            retests[pair] = [math.log(fl.time(*pair)) + job for _ in range(3)]
+        hosts, pairs = fleet.confirm(f, retests, suspects, [(0, 5)])
+        self.assertTrue(hosts[2][2], hosts)
+        self.assertFalse(hosts[4][2], hosts)  # cleared: the job's 15% is not its own
+        self.assertAlmostEqual(math.expm1(hosts[4][0]), 0, delta=0.04)
+        self.assertTrue(pairs[(0, 5)][2], pairs)
+        without = {k: v for k, v in retests.items() if k not in plan["controls"]}
+        hosts_blind, _ = fleet.confirm(f, without, suspects, [(0, 5)])
+        self.assertTrue(hosts_blind[4][2], "without the controls the job level blames host 4")
+
 
 if __name__ == "__main__":
     unittest.main()
