@@ -15,27 +15,39 @@ bool GpuFacts::p2p(int a, int b) const {
 
 // "<devices> <matrix of 0/1> <why_none...>": the reason goes last, it may hold spaces.
 std::string encode(const GpuFacts& facts) {
-  std::string matrix;
+  std::string matrix, buses;
   for (const bool b : facts.can_access) matrix += b ? '1' : '0';
+  for (const auto& bus : facts.buses) buses += (buses.empty() ? "" : ",") + bus;
   return std::to_string(facts.devices) + " " + (matrix.empty() ? "-" : matrix) + " " +
-         facts.why_none;
+         (buses.empty() ? "-" : buses) + " " + facts.why_none;
 }
 
 GpuFacts decode_facts(const std::string& text) {
   std::istringstream in(text);
   GpuFacts facts;
-  std::string matrix;
-  if (!(in >> facts.devices >> matrix) || facts.devices < 0)
+  std::string matrix, buses;
+  if (!(in >> facts.devices >> matrix >> buses) || facts.devices < 0)
     throw Error("malformed GPU facts: '" + text + "'");
   in.get();  // the separating space
   std::getline(in, facts.why_none);
   if (matrix != "-") {
     for (const char c : matrix) facts.can_access.push_back(c == '1');
   }
+  if (buses != "-") {
+    std::istringstream list(buses);
+    for (std::string bus; std::getline(list, bus, ',');) facts.buses.push_back(bus);
+  }
   if (facts.can_access.size() !=
-      static_cast<std::size_t>(facts.devices) * static_cast<std::size_t>(facts.devices))
+          static_cast<std::size_t>(facts.devices) * static_cast<std::size_t>(facts.devices) ||
+      (!facts.buses.empty() && facts.buses.size() != static_cast<std::size_t>(facts.devices)))
     throw Error("malformed GPU facts: '" + text + "'");
   return facts;
+}
+
+std::string GpuFacts::bus(int device) const {
+  return device >= 0 && static_cast<std::size_t>(device) < buses.size()
+             ? buses[static_cast<std::size_t>(device)]
+             : std::string();
 }
 
 std::string pair_part(int src, int dst) {

@@ -19,8 +19,10 @@ struct GpuFacts {
   int devices = 0;
   std::string why_none;          // why there is no device, when devices == 0
   std::vector<bool> can_access;  // row-major devices x devices: cudaDeviceCanAccessPeer(a, b)
+  std::vector<std::string> buses;  // each device's PCI bus id (empty: not probed)
 
   bool p2p(int a, int b) const;
+  std::string bus(int device) const;  // "" where unknown
 };
 
 // One line of text, so rank 0's facts can be broadcast as a string.

@@ -257,6 +257,7 @@ GpuFacts probe_gpu_facts() {
   GpuFacts facts;
   facts.devices = visible_device_count(&facts.why_none);
   facts.can_access.assign(static_cast<std::size_t>(facts.devices) * facts.devices, false);
+  for (int d = 0; d < facts.devices; ++d) facts.buses.push_back(device_info(d).pci_bus_id);
   for (int a = 0; a < facts.devices; ++a) {
     for (int b = 0; b < facts.devices; ++b) {
       if (a != b)

@@ -77,6 +77,16 @@ std::vector<std::string> topology_lines(const std::vector<int>& gpus);
 
 void announce_gpus(Registry& registry, const std::vector<std::pair<int, int>>& pairs);
 
+// What a copy family's bytes cross, with the PCI bus ids rank 0 probed for its GPUs (the
+// routes follow from them: links/routes.hpp).
+template <class Family>
+links::Crossing crossing_of(const Family& family, const GpuFacts& facts) {
+  links::Crossing c = family.crossing();
+  c.src_bus = facts.bus(family.src);
+  c.dst_bus = facts.bus(family.dst);
+  return c;
+}
+
 // Registration shared by the one-process copy paths: rank 0 probes the GPUs and every rank
 // plans from its facts (`plan(gpus, facts)` -> skips and families), skips are recorded, rank 0
 // announces the GPUs in use, and each family is added with its own may-hold flag, which
@@ -102,7 +112,7 @@ void register_copy_families(Registry& registry, const std::string& path, PlanFn 
         [family, may_hold, row_fn](Visit& visit, const Harness& h, const Row& row) {
           row_fn(visit, h, row, family, *may_hold);
         },
-        big_warm_up, family.crossing());
+        big_warm_up, crossing_of(family, facts));
   }
 }
 

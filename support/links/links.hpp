@@ -180,6 +180,8 @@ struct Crossing {
   Kind kind = Kind::None;
   int src_gpu = -1;  // GpuCopy, HostStagedCopy: visible devices of this process
   int dst_gpu = -1;
+  std::string src_bus;  // ... and their PCI bus ids, as the registering process probed them
+  std::string dst_bus;
   bool peer_access = false;  // GpuCopy: GPU to GPU (p2p:on), else through the driver's staging
   bool at_once = false;      // staging: down and up overlap (pipelined), else in turn
   bool nccl = false;         // RankGpuMemory: NCCL's transports, else MPI's

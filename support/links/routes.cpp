@@ -62,9 +62,9 @@ Route::Join join_of(const Crossing& crossing) {
   return crossing.at_once ? Route::Join::Overlapped : Route::Join::Serial;
 }
 
-Route one_process_route(Book& book, const json::Value& context, const Crossing& crossing) {
-  const std::string a = device_bus(context, crossing.src_gpu);
-  const std::string b = device_bus(context, crossing.dst_gpu);
+Route one_process_route(Book& book, const Crossing& crossing) {
+  const std::string& a = crossing.src_bus;
+  const std::string& b = crossing.dst_bus;
   if (a.empty() || b.empty()) return {};
   if (crossing.kind == Crossing::Kind::HostStagedCopy)
     return both_pcie(book, a, b, join_of(crossing));
@@ -155,7 +155,7 @@ void route_families(Book& book, const json::Value& context,
     switch (crossing.kind) {
       case Crossing::Kind::GpuCopy:
       case Crossing::Kind::HostStagedCopy:
-        route = one_process_route(book, context, crossing);
+        route = one_process_route(book, crossing);
         break;
       case Crossing::Kind::RankHostMemory:
       case Crossing::Kind::RankHostStaged:

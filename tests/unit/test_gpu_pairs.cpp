@@ -61,6 +61,15 @@ TEST(GpuFacts, SurviveTheBroadcastEncoding) {
   EXPECT_TRUE(back.p2p(2, 0));
   EXPECT_FALSE(back.p2p(1, 1));
   EXPECT_FALSE(back.p2p(0, 3));  // out of range is "no", never a crash
+  EXPECT_EQ(back.bus(1), "");     // not probed: no bus, no route (links/routes.hpp)
+
+  // Rank 0's bus ids reach every rank: the copy paths declare them with their crossing.
+  f.buses = {"00000000:00:06.0", "00000000:00:07.0", "00000000:00:08.0"};
+  const GpuFacts with_buses = decode_facts(encode(f));
+  EXPECT_EQ(with_buses.buses, f.buses);
+  EXPECT_EQ(with_buses.bus(2), "00000000:00:08.0");
+  EXPECT_EQ(with_buses.bus(3), "");
+  EXPECT_THROW(decode_facts("2 1111 a,b,c why"), Error);  // three buses for two GPUs
 
   GpuFacts none;
   none.why_none =

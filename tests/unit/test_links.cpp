@@ -66,8 +66,10 @@ json::Value h200x2_context(bool p2p) {
           "pairs": [{"ranks": [0, 1]}]})");
 }
 
-// What each path declares when it registers these families (bench/: Registry::add), by name.
-std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
+// What each path declares when it registers these families (bench/: Registry::add), by name;
+// the copy paths with the bus ids their GPUs have in `context` (what rank 0 probed).
+std::vector<FamilyCrossing> declared(const std::vector<std::string>& families,
+                                     const json::Value& context) {
   using Kind = Crossing::Kind;
   const RankPairs one_pair = {{0, 1}};
   const RankPairs two_pairs = {{0, 1}, {2, 3}};
@@ -100,8 +102,26 @@ std::vector<FamilyCrossing> declared(const std::vector<std::string>& families) {
       {"nccl_sendrecv/mode:stream", nccl},
   };
   std::vector<FamilyCrossing> out;
-  for (const auto& family : families) out.push_back({family, table.at(family)});
+  const json::Value* cuda = context.find("cuda");
+  const json::Value* devices = cuda ? cuda->find("devices") : nullptr;
+  const auto bus = [&](int gpu) {
+    return devices && gpu >= 0 && static_cast<std::size_t>(gpu) < devices->items().size()
+               ? devices->items()[static_cast<std::size_t>(gpu)].find("pci_bus_id")->text()
+               : std::string();
+  };
+  for (const auto& family : families) {
+    Crossing c = table.at(family);
+    c.src_bus = bus(c.src_gpu);
+    c.dst_bus = bus(c.dst_gpu);
+    out.push_back({family, c});
+  }
   return out;
+}
+
+// The routes of `families` as a run on `context` sets them.
+void routed(Book& book, const json::Value& context, const std::vector<std::string>& families,
+            const Transports& transports = {}) {
+  route_families(book, context, declared(families, context), transports);
 }
 
 // A copy of the real two-H200 answers with `key=value` words of its NVLink lines replaced.
@@ -159,7 +179,7 @@ TEST(Links, StagedCopyCrossesTheLinkTwiceInTurnOrAtOnce) {
   auto book = book_for("h200-vm");
   const std::string seq = "host_staging/host:pinned/mode:sequential/pair:0to0";
   const std::string pipe = "host_staging/host:pinned/mode:pipelined/pair:0to0";
-  route_families(*book, one_gpu_context(), declared({seq, pipe}));
+  routed(*book, one_gpu_context(), {seq, pipe});
   EXPECT_NEAR(book->ceiling_gbps(seq), 31.5, 0.1);   // down, then up the same link
   EXPECT_NEAR(book->ceiling_gbps(pipe), 63.0, 0.1);  // both directions at once
   EXPECT_NEAR(book->row_ceiling_gbps(pipe, 2, 1), 126.0, 0.1);
@@ -173,7 +193,7 @@ TEST(Links, StagedCopyCrossesTheLinkTwiceInTurnOrAtOnce) {
 TEST(Links, BothRanksOnOneGpuCrossItsMemoryBothWaysTogether) {
   auto book = book_for("h200-vm");
   const std::string family = "mpi_cuda_aware/mode:bidir";
-  route_families(*book, one_gpu_context(2), declared({family, "mpi_host/mode:stream"}));
+  routed(*book, one_gpu_context(2), {family, "mpi_host/mode:stream"});
   EXPECT_NEAR(book->ceiling_gbps(family), 2407.2,
               0.1);  // 6016 bits x 3201 MHz x 2 / 8, halved for a copy
   EXPECT_NEAR(book->row_ceiling_gbps(family, 2, 1), 2407.2, 0.1);  // memory is not full duplex
@@ -191,7 +211,7 @@ TEST(Links, RowAboveTheLineRateIsAnError) {
 TEST(Links, DowntrainedWhileRunningIsNamed) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:pipelined/pair:0to0";
-  route_families(*book, one_gpu_context(), declared({family}));
+  routed(*book, one_gpu_context(), {family});
   // Read before any transfer ran: an idle GPU may read slow, so nothing is said yet, and the
   // ceiling is the link's maximum (a low one would refuse true figures).
   EXPECT_TRUE(book->downtrained().empty());
@@ -209,7 +229,7 @@ TEST(Links, DowntrainedWhileRunningIsNamed) {
 TEST(Links, TheRunningReaderReadsWhileItLives) {
   auto book = book_for("downtrained-edited");
   const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
-  route_families(*book, one_gpu_context(), declared({family}));
+  routed(*book, one_gpu_context(), {family});
   ASSERT_TRUE(book->wants_running_read(family));
   { RunningReader reading(*book, family); }  // at least the reading as it ends
   EXPECT_EQ(book->downtrained(), std::vector<std::string>{"pcie:0000:00:06.0"});
@@ -220,7 +240,7 @@ TEST(Links, TheRunningReaderReadsWhileItLives) {
 TEST(Links, ALinkReadAtItsMaximumUnderLoadIsNotReadAgain) {
   auto book = book_for("h200-vm");
   const std::string family = "host_staging/host:pinned/mode:sequential/pair:0to0";
-  route_families(*book, one_gpu_context(), declared({family}));
+  routed(*book, one_gpu_context(), {family});
   ASSERT_TRUE(book->wants_running_read(family));  // never read under load yet
   book->read_running(family);
   EXPECT_TRUE(book->downtrained().empty());
@@ -262,7 +282,7 @@ TEST(Links, RealTwoH200sNvlinkBehindNvswitch) {
   auto book = book_for("h200x2");
   const std::string uni = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
   const std::string bi = "memcpy_peer/p2p:on/dir:bi/pair:1to0";
-  route_families(*book, h200x2_context(true), declared({uni, bi}));
+  routed(*book, h200x2_context(true), {uni, bi});
   EXPECT_EQ(book->route_text(uni), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_NEAR(book->ceiling_gbps(uni), 478.116, 1e-9);
   EXPECT_NEAR(book->row_ceiling_gbps(bi, 2, 1), 956.232, 1e-9);
@@ -287,7 +307,7 @@ TEST(Links, WithoutASpeedFieldTheRateComesFromTheVersion) {
       h200x2_edited("no-speed", {{"link_speed_mbps=26562", "link_speed_mbps=-1"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), declared({family}));
+  routed(*book, h200x2_context(true), {family});
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 478.125);
   EXPECT_EQ(book->links()[0].rate_source, "NVLink 4.0 (NVML version code 6)");
   std::filesystem::remove_all(dir);
@@ -296,7 +316,7 @@ TEST(Links, WithoutASpeedFieldTheRateComesFromTheVersion) {
 TEST(Links, RealTwoH200sPeerAccessOffCrossesBothPcieLinks) {
   auto book = book_for("h200x2");
   const std::string off = "memcpy_peer/p2p:off/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(false), declared({off}));
+  routed(*book, h200x2_context(false), {off});
   EXPECT_EQ(book->route_text(off), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
   EXPECT_NEAR(book->ceiling_gbps(off), 63.0, 0.1);  // 38 GB/s measured: 60%
   ASSERT_EQ(book->peer_off().size(), 2u);           // and the pairs are named
@@ -310,7 +330,7 @@ TEST(Links, RealTwoH200sMpiAndNcclRanksOnTwoGpusCrossNvlink) {
       "mpi_cuda_aware/mode:pingpong", "nccl_sendrecv/mode:stream",
       "mpi_staged/host:pinned/staging:pipelined/mode:stream"};
   auto book = book_for("h200x2");
-  route_families(*book, h200x2_context(true), declared(families));
+  routed(*book, h200x2_context(true), families);
   EXPECT_EQ(book->route_text(families[0]), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_EQ(book->route_text(families[1]), "nvlink:0000:00:06.0>0000:00:07.0");
   EXPECT_NEAR(book->ceiling_gbps(families[1]), 478.116, 1e-9);
@@ -320,12 +340,12 @@ TEST(Links, RealTwoH200sMpiAndNcclRanksOnTwoGpusCrossNvlink) {
   Transports off;
   off.nccl_p2p = false;
   off.mpi_cuda_ipc = false;
-  route_families(*through_host, h200x2_context(true), declared(families), off);
+  routed(*through_host, h200x2_context(true), families, off);
   EXPECT_EQ(through_host->route_text(families[0]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
   EXPECT_EQ(through_host->route_text(families[1]), "pcie:0000:00:06.0, pcie:0000:00:07.0 at once");
 
   auto no_peer = book_for("h200x2");  // CUDA gives no peer access: through the host
-  route_families(*no_peer, h200x2_context(false), declared({families[1]}));
+  routed(*no_peer, h200x2_context(false), {families[1]});
   EXPECT_NEAR(no_peer->ceiling_gbps(families[1]), 63.0, 0.1);
 
   const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"}};
@@ -346,7 +366,7 @@ TEST(Links, AnNvlinkVersionItDoesNotKnowIsAnUnknownLink) {
       {{"version_code=6", "version_code=9"}, {"link_speed_mbps=26562", "link_speed_mbps=-1"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), declared({family, "nccl_sendrecv/mode:stream"}));
+  routed(*book, h200x2_context(true), {family, "nccl_sendrecv/mode:stream"});
   EXPECT_EQ(book->route_text(family), "nvlink:0000:00:06.0>0000:00:07.0");  // not PCIe
   EXPECT_EQ(book->ceiling_gbps(family), 0);
   EXPECT_EQ(book->row_ceiling_gbps(family, 1, 1), 0);
@@ -372,7 +392,7 @@ TEST(Links, ASpeedFieldThatAnswersComesFirst) {
   const std::string dir = h200x2_edited("speed-field", {{"link_mbps=-1", "link_mbps=25000"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), declared({family}));
+  routed(*book, h200x2_context(true), {family});
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 450.0);
   EXPECT_EQ(book->links()[0].rate_source, "NVML NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON");
   std::filesystem::remove_all(dir);
@@ -391,7 +411,7 @@ TEST(Links, ANvlinkPairWithLinksDownIsDegraded) {
   const std::string dir = h200x2_edited("degraded", {{"links=18", "links=12"}});
   auto book = book_in(dir);
   const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
-  route_families(*book, h200x2_context(true), declared({family}));
+  routed(*book, h200x2_context(true), {family});
   EXPECT_DOUBLE_EQ(book->ceiling_gbps(family), 12 * 26.562);
   ASSERT_EQ(book->problems().size(), 1u);
   EXPECT_EQ(book->problems()[0],
@@ -401,14 +421,27 @@ TEST(Links, ANvlinkPairWithLinksDownIsDegraded) {
   std::filesystem::remove_all(dir);
 
   auto healthy = book_for("h200x2");  // all 18 of 18 active
-  route_families(*healthy, h200x2_context(true), declared({family}));
+  routed(*healthy, h200x2_context(true), {family});
   EXPECT_TRUE(healthy->problems().empty());
+}
+
+// The route follows what the path declared (its GPUs' bus ids), not what the context says of
+// GPU indexes: a copy family declared without bus ids gets no route, even where the context
+// lists the GPUs.
+TEST(Links, ACopyRouteComesFromTheDeclaredBuses) {
+  const std::string family = "memcpy_peer/p2p:on/dir:uni/pair:0to1";
+  auto book = book_for("nvlink-two-gpus-edited");
+  std::vector<FamilyCrossing> bare = declared({family}, json::Value::object());
+  route_families(*book, two_gpu_context(true), bare);
+  EXPECT_FALSE(book->has_route(family));
+  auto with = book_for("nvlink-two-gpus-edited");
+  routed(*with, two_gpu_context(true), {family});
+  EXPECT_TRUE(with->has_route(family));
 }
 
 TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
   auto book = book_for("nvlink-two-gpus-edited");
-  route_families(*book, two_gpu_context(false),
-                 declared({"memcpy_peer/p2p:off/dir:uni/pair:0to1"}));
+  routed(*book, two_gpu_context(false), {"memcpy_peer/p2p:off/dir:uni/pair:0to1"});
   ASSERT_EQ(book->peer_off().size(), 2u);
   EXPECT_EQ(book->peer_off()[0].nvlink_count, 18);
   EXPECT_NE(book->lines().back().find("p2p_off_despite_link: GPU 1 -> GPU 0"), std::string::npos);
@@ -416,7 +449,7 @@ TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
 
   auto on = book_for("nvlink-two-gpus-edited");
   const std::string family = "memcpy_peer/p2p:on/dir:bi/pair:0to1";
-  route_families(*on, two_gpu_context(true), declared({family}));
+  routed(*on, two_gpu_context(true), {family});
   EXPECT_TRUE(on->peer_off().empty());
   EXPECT_NEAR(on->ceiling_gbps(family), 18 * 26.562, 0.01);
   EXPECT_NEAR(on->row_ceiling_gbps(family, 2, 1), 2 * 18 * 26.562, 0.01);
@@ -424,8 +457,7 @@ TEST(Links, PeerAccessOffDespiteNvlinkIsNamed) {
 
 TEST(Links, BetweenNodesTheActivePortCounts) {
   auto book = book_for("nvlink-two-gpus-edited");
-  route_families(*book, two_gpu_context(true),
-                 declared({"mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2"}));
+  routed(*book, two_gpu_context(true), {"mpi_host/mode:stream", "mpi_host/mode:stream/pairs:2"});
   EXPECT_NEAR(book->ceiling_gbps("mpi_host/mode:stream"), 50.0, 1e-9);  // 400 Gb/s, mlx5_0 only
   EXPECT_FALSE(book->has_route("mpi_host/mode:stream/pairs:2"));        // several pairs: not yet
   EXPECT_EQ(port_gbps("200 Gb/sec (4X HDR)"), 25.0);
