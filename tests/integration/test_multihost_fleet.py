@@ -102,6 +102,7 @@ class OnMpich(FleetCases, unittest.TestCase):
     nothing. MPI_Finalize over UCX's tcp can hang after every rank has met every other
     (openucx/ucx#8738); xferbench ends it 10 s after the result is written and tools/fleet
     judges the whole schedule it wrote."""
+
     @classmethod
     def setUpClass(cls):
         cls.bed = Testbed(fleet_bed.HOSTS)

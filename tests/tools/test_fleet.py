@@ -347,7 +347,7 @@ class Retests(unittest.TestCase):
             self.assertIn((a, b), measured)
 
     def test_a_retest_job_at_another_level_neither_clears_nor_blames(self):
-        """The re-test runs in a job of its own: 15% slower as a whole here (8 B moved 9-18%
+        """The re-test runs in a job of its own: 15% slower as a whole here (8 B moved 7.6-18%
         between jobs on two H200s). A healthy host suspected by chance must not be called,
         the slow host and link must be; without the controls the job's level would be put on
         every suspect."""

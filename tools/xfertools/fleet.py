@@ -417,13 +417,11 @@ def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
 # ---------------------------------------------------------------------------- re-testing
 
 
-def retest_rounds(
-    suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS, controls=CONTROLS
-):
+def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS, controls=CONTROLS):
     """Rounds of disjoint pairs for a re-test: each suspect pair again, each suspect host
     against `partners` hosts that passed (taken in turn from passed_hosts, so that the load is
     spread), and `controls` pairs of passed hosts that are no suspect pair: the re-test runs in
-    a job of its own, whose level (a whole job a few percent faster or slower: 9-18% at 8 B
+    a job of its own, whose level (a whole job a few percent faster or slower: 7.6-18% at 8 B
     between jobs on two H200s) `confirm` takes from them. Greedy edge colouring: each pair goes
     to the first round where both are free. Returns (rounds, plan) where plan maps each suspect
     to its pairs: {"hosts": {h: [pairs]}, "pairs": [pairs], "controls": [pairs]}."""
