@@ -11,7 +11,7 @@
 // The result is an ordinary result file: a row per series ("FAMILY/fleet:median/bytes:N", the
 // median pair's figure, its interval from the pairs' spread) for tools/compare.py and
 // tools/track, and context.xferbench.fleet (format "xferbench-fleet/1", documented in
-// tools/xfertools/fleet.py), the matrix of every pair's time, rewritten after every round so
+// docs/fleet.md), the matrix of every pair's time, rewritten after every round so
 // that a run that is killed keeps what it measured, marked incomplete.
 #pragma once
 

@@ -4,15 +4,17 @@ filter slowed as a slow link, and on the bed unslowed names nothing; under Open 
 MPICH's mpiexec and Slurm's srun. Each case is bounded (fleet_bed.BOUND_S).
 """
 
+import json
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 import fleet_bed
 from fleet_bed import BOUND_S, SLOW_HOST, SLOW_LINK, named, run_case, shape
 from mpich_build import build, mpich_env
-from testbed import OPENMPI_MCA, Testbed, unavailable
+from testbed import OPENMPI_MCA, Testbed, require_open_mpi
 from xfer_testlib import MPIRUN, XFERBENCH
 
 LINK = "-".join(SLOW_LINK)
@@ -74,11 +76,7 @@ class FleetCases:
 class OnOpenMpi(FleetCases, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        version = subprocess.run(
-            [MPIRUN[0], "--version"], capture_output=True, text=True, timeout=60, check=False
-        ).stdout
-        if "Open MPI" not in version and "OpenRTE" not in version:
-            raise unavailable(f"{MPIRUN[0]} is not Open MPI's: {version.strip()[:80]}")
+        require_open_mpi(MPIRUN[0])
         cls.bed = Testbed(fleet_bed.HOSTS)
         cls.addClassCleanup(cls.bed.stop)
         cls.bed.start()
@@ -92,6 +90,48 @@ class OnOpenMpi(FleetCases, unittest.TestCase):
             seed,
             self.bed.env(fleet_bed.openmpi_env()),
         )
+
+    def test_a_host_lost_mid_schedule_is_named_and_the_rest_judged(self):
+        """nodeE's rank killed once the first round is in the file: mpirun ends the job and
+        names the node; tools/fleet keeps what was measured, names nodeE as lost, judges the
+        other pairs and says the schedule did not finish (exit 3), within the bound."""
+        shape(self.bed, False)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "fleet")
+            argv = ["/usr/bin/python3", fleet_bed.FLEET, "run", "--out", out, "--"]
+            argv += fleet_bed.openmpi_launch(self.bed, MPIRUN[0]) + [XFERBENCH, "--xfer_seed=13"]
+            proc = subprocess.Popen(
+                self.bed.on("nodeA", argv + fleet_bed.XFER_ARGS),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                env=self.bed.env(fleet_bed.openmpi_env()),
+            )
+            try:
+                deadline = time.monotonic() + 60
+                while not os.path.exists(os.path.join(out, "fleet.json")):
+                    self.assertIsNone(proc.poll(), "the launch ended before its first round")
+                    self.assertLess(time.monotonic(), deadline, "no round was written")
+                    time.sleep(0.05)
+                self.assertGreater(self.bed.kill("nodeE", "xferbench"), 0)
+                stdout, stderr = proc.communicate(timeout=BOUND_S)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+            said = f"exit {proc.returncode}\n{stdout}\n{stderr}"
+            self.assertEqual(proc.returncode, 3, said)  # not final: the schedule did not finish
+            self.assertIn("the launcher lost nodeE", stdout)
+            self.assertIn("not judged: lost nodeE", stdout)
+            with open(os.path.join(out, "verdict.json"), encoding="utf-8") as f:
+                verdict = json.load(f)
+            self.assertEqual(named(verdict), (set(), set()), said)  # nothing blamed for it
+            self.assertEqual(verdict["series"][0]["not_judged"]["lost"], ["nodeE"], said)
+            with open(os.path.join(out, "fleet.json"), encoding="utf-8") as f:
+                rounds = json.load(f)["context"]["xferbench"]["fleet"]["rounds"]
+            self.assertGreaterEqual(rounds["measured"], 1)
+            self.assertLess(rounds["measured"], rounds["planned"])
 
 
 class OnMpich(FleetCases, unittest.TestCase):

@@ -11,11 +11,10 @@ host, keeping the rows it finished, marked incomplete.
 import json
 import os
 import re
-import subprocess
 import tempfile
 import unittest
 
-from testbed import AGENT, OPENMPI_MCA, SUBNET, Testbed, unavailable
+from testbed import AGENT, OPENMPI_MCA, SUBNET, Testbed, require_open_mpi
 from xfer_testlib import (
     MPIRUN,
     OPENMPI_AS_ROOT,
@@ -71,11 +70,7 @@ class OnTestbed(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        version = subprocess.run(
-            [MPIRUN[0], "--version"], capture_output=True, text=True, timeout=60, check=False
-        ).stdout
-        if "Open MPI" not in version and "OpenRTE" not in version:
-            raise unavailable(f"{MPIRUN[0]} is not Open MPI's: {version.strip()[:80]}")
+        require_open_mpi(MPIRUN[0])
         cls.bed = Testbed(cls.HOSTS)
         cls.addClassCleanup(cls.bed.stop)
         cls.bed.start()

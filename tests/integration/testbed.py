@@ -60,6 +60,15 @@ def unavailable(reason):
     return cannot_run("XFER_EXPECT_TESTBED", "the multi-host test bed", reason)
 
 
+def require_open_mpi(mpirun):
+    """unavailable() unless `mpirun` is Open MPI's (the bed's Open MPI settings need it)."""
+    version = subprocess.run(
+        [mpirun, "--version"], capture_output=True, text=True, timeout=60, check=False
+    ).stdout
+    if "Open MPI" not in version and "OpenRTE" not in version:
+        raise unavailable(f"{mpirun} is not Open MPI's: {version.strip()[:80]}")
+
+
 def _start_time(pid):
     """When process `pid` started, in clock ticks since boot ("" if it has ended, or ended and
     awaits its parent): with the pid, a name that no later process can have."""

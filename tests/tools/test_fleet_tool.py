@@ -153,6 +153,8 @@ def fake_xferbench(spec_path, flags):
         if spec.get("partial"):
             document["fleet"]["incomplete"] = "rank 3 lost in round 4"
             write_json(out, document)
+        if spec.get("said"):  # what the launcher printed as it ended the job
+            print(spec["said"], file=sys.stderr)
         return spec["exit"]
     if spec.get("stall"):  # stands still until a signal ends it, its result written
         write_json(out, document)
@@ -377,14 +379,21 @@ class Run(FleetTestCase):
         self.assertEqual(done.stdout.splitlines()[-1], "drain: nodeC")
         self.assertEqual(
             sorted(os.listdir(out)),
-            ["fleet.json", "retest-rounds.json", "retest.json", "verdict.json"],
+            [
+                "fleet.json",
+                "fleet.log",
+                "retest-rounds.json",
+                "retest.json",
+                "retest.log",
+                "verdict.json",
+            ],
         )
 
     def test_a_healthy_fleet_needs_no_retest(self):
         out = self.path("out")
         done = self.fleet("run", "--out", out, "--passes", "1", "--", *self.launch())
         self.assertExit(done, 0)
-        self.assertEqual(sorted(os.listdir(out)), ["fleet.json", "verdict.json"])
+        self.assertEqual(sorted(os.listdir(out)), ["fleet.json", "fleet.log", "verdict.json"])
 
     def test_a_failed_launch_is_reported_and_what_it_measured_judged(self):
         nothing = self.fleet("run", "--out", self.path("a"), "--", *self.launch(exit=2))
@@ -397,6 +406,23 @@ class Run(FleetTestCase):
         self.assertIn("not finished: the launch exited 1", part.stdout)
         self.assertIn("not finished: incomplete: rank 3 lost in round 4", part.stdout)
         self.assertTrue(os.path.isfile(self.path("b/verdict.json")))
+
+    def test_a_host_the_launcher_lost_is_named_and_left_unjudged(self):
+        said = (
+            "mpirun noticed that process rank 3 with PID 4242 on node nodeD exited on signal 9 "
+            "(Killed)."
+        )
+        out = self.path("c")
+        done = self.fleet("run", "--out", out, "--", *self.launch(exit=137, partial=1, said=said))
+        self.assertExit(done, 3)
+        self.assertIn(said, done.stderr)  # the launch's output passes through
+        self.assertIn("the launcher lost nodeD", done.stdout)
+        self.assertIn("not judged: lost nodeD", done.stdout)
+        with open(os.path.join(out, "verdict.json"), encoding="utf-8") as f:
+            verdict = json.load(f)
+        self.assertTrue(all(s["not_judged"]["lost"] == ["nodeD"] for s in verdict["series"]))
+        with open(os.path.join(out, "fleet.log"), encoding="utf-8") as f:
+            self.assertIn(said, f.read())
 
     def test_the_flags_fleet_run_sets_itself_are_refused(self):
         done = self.fleet("run", "--", "xferbench", "--benchmark_out=x.json")
