@@ -449,7 +449,7 @@ def _column_labels(names):
     """Short column labels: the names less their common prefix, else their indices."""
     prefix = 0
     shortest = min(len(n) for n in names)
-    while prefix < shortest - 1 and len({n[prefix] for n in names}) == 1:
+    while len(names) > 1 and prefix < shortest - 1 and len({n[prefix] for n in names}) == 1:
         prefix += 1
     short = [n[prefix:] for n in names]
     if max(len(s) for s in short) <= 6:
@@ -593,7 +593,7 @@ def series_lines(series, verdict, judgement, with_matrix):
     lost = verdict["not_judged"]["lost"]
     if lost:
         lines.append(f"  not judged: lost {', '.join(lost)}")
-    if with_matrix:
+    if with_matrix and len(series.hosts) >= 2:  # one host has no pair of hosts to show
         lines += [f"  {x}" for x in matrix_text(series, verdict)]
     return lines
 
