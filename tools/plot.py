@@ -155,10 +155,8 @@ def run_curves(args, runs):
 def fleet_only(path):
     """True if the file is a fleet run's (xferbench --xfer_fleet): its rows are only each
     series' median pair, and its heatmaps are the chart to draw."""
-    from xfertools import fleet  # numpy: only for a fleet
-
     document = files.decode_json(path, files.read_regular_file(path, path))
-    return fleet.fleet_object(document) is not None
+    return files.fleet_object(document) is not None
 
 
 def wants_fleet(args):

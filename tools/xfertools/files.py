@@ -169,3 +169,17 @@ def write_atomically(where, path, text):
     finally:
         if os.path.lexists(temporary):
             os.remove(temporary)
+
+
+def fleet_object(document):
+    """The fleet object of a result document (xferbench --xfer_fleet): context.xferbench.fleet,
+    where xferbench writes it, or a top-level "fleet" (a bare object, or a document made by
+    hand); None if neither. Standard library only: plot.py asks before it needs numpy."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("fleet"), dict):
+        return document["fleet"]
+    context = document.get("context")
+    xferbench = context.get("xferbench") if isinstance(context, dict) else None
+    found = xferbench.get("fleet") if isinstance(xferbench, dict) else None
+    return found if isinstance(found, dict) else None

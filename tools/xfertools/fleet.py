@@ -48,6 +48,7 @@ import numpy as np
 from scipy import stats
 
 from .decide import benjamini_hochberg
+from .files import fleet_object  # noqa: F401 (fleet.fleet_object: tools/fleet, plot.py)
 
 FORMAT = "xferbench-fleet/1"
 Q = 0.05
@@ -961,19 +962,6 @@ def family_of(entry):
     """The family of a series or re-test entry (mpi_host/mode:pingpong), else its path: two
     families of one path (ping-pong and stream) are two series."""
     return entry.get("family") or entry["path"]
-
-
-def fleet_object(document):
-    """The fleet object of a result document: context.xferbench.fleet, where xferbench writes
-    it, or a top-level "fleet" (a bare object, or a document made by hand); None if neither."""
-    if not isinstance(document, dict):
-        return None
-    if isinstance(document.get("fleet"), dict):
-        return document["fleet"]
-    context = document.get("context")
-    xferbench = context.get("xferbench") if isinstance(context, dict) else None
-    found = xferbench.get("fleet") if isinstance(xferbench, dict) else None
-    return found if isinstance(found, dict) else None
 
 
 def from_result(document):
