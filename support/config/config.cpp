@@ -159,7 +159,7 @@ std::vector<std::pair<int, int>> expand_pairs(const GpuPairs& gpus, int devices)
 // and --xfer_merge say something else; unless asked otherwise it measures a latency size and
 // a bandwidth size in ping-pong, so that one round takes seconds (run/fleet.hpp).
 static void complete_fleet(Config& c) {
-  if (c.fleet_passes == 0 && c.fleet_rounds.empty()) return;
+  if (!c.fleet()) return;
   const std::string flag = c.fleet_passes > 0 ? "--xfer_fleet" : "--xfer_fleet_rounds";
   if (c.fleet_passes > 0 && !c.fleet_rounds.empty())
     throw UsageError("--xfer_fleet and --xfer_fleet_rounds: give one (a re-test measures only "

@@ -53,6 +53,7 @@ struct Config {
   std::vector<std::string> merge;  // --xfer_merge: result files to merge instead of measuring
   int fleet_passes = 0;      // --xfer_fleet: passes of every pair (run/fleet.hpp); 0: no fleet
   std::string fleet_rounds;  // --xfer_fleet_rounds: a file of rounds to measure (a re-test)
+  bool fleet() const { return fleet_passes > 0 || !fleet_rounds.empty(); }  // run/fleet.hpp
   // Google Benchmark flags xferbench acts on itself (it selects and orders the rows).
   std::string filter;        // --benchmark_filter as given
   int repetitions = 1;       // --benchmark_repetitions

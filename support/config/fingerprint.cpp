@@ -34,7 +34,7 @@ std::string settings_fingerprint(const CommandLine& cl) {
       << c.filter << '\n'
       << c.test_slowdown << '\n'
       << c.test_host_pages;
-  if (c.fleet_passes > 0 || !c.fleet_rounds.empty())  // only then: other digests stay as they were
+  if (c.fleet())  // only then: other digests stay as they were
     out << "\nfleet " << c.fleet_passes << ' ' << c.fleet_rounds;
   return out.str();
 }

@@ -162,7 +162,7 @@ std::vector<std::string> summary_lines(const Registry& registry, const World& wo
              (inter ? " (inter-node)" : " (intra-node)");
   }
   const Config& config = registry.config();
-  if (config.fleet_passes > 0 || !config.fleet_rounds.empty())  // run/fleet.cpp says its own
+  if (config.fleet())  // run/fleet.cpp says its own
     lines.push_back("rank pairs: every pair in rounds (--xfer_fleet" +
                     std::string(config.fleet_rounds.empty() ? "" : "_rounds") + ")");
   else if (world.size() > 1)

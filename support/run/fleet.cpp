@@ -15,6 +15,7 @@
 #include "base/failpoint.hpp"
 #include "base/pattern.hpp"
 #include "base/rounds.hpp"
+#include "base/stats.hpp"
 #include "base/stop.hpp"
 #include "report/displays.hpp"
 
@@ -99,14 +100,6 @@ json::Value numbers(const std::vector<double>& values) {
   for (const double v : values)
     out.push(std::isfinite(v) ? json::Value(std::round(v * 1e3) / 1e3) : json::Value());
   return out;
-}
-
-double quantile(std::vector<double> sorted, double q) {
-  std::sort(sorted.begin(), sorted.end());
-  const double at = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const auto hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
 class Fleet : public RunProgress {
@@ -233,26 +226,29 @@ class Fleet : public RunProgress {
   Figure figure(std::size_t i) const {
     const Series& s = series_[i];
     if (s.times_us.empty()) return Figure{failure_.empty() ? std::string(kNotMeasured) : failure_};
+    SampleSet pairs;  // the row's quantiles as a visit's samples give them (stats.hpp)
+    for (const double t : s.times_us) pairs.add(t);
+    const std::vector<double> q = pairs.quantiles({0.5, 0.9, 0.99});
+    const double median = q[0];
     Figure f;
-    const double median = quantile(s.times_us, 0.5);
     f.one_way_s = median * 1e-6;
-    f.fastest_s = *std::min_element(s.times_us.begin(), s.times_us.end()) * 1e-6;
+    f.fastest_s = pairs.min() * 1e-6;
     f.messages = s.messages;
     f.visits = 1;
     f.time_limited = s.time_limited;
-    f.samples = s.times_us.size();
+    f.samples = pairs.count();
     f.median_s = median * 1e-6;
     f.min_s = f.fastest_s;
-    f.max_s = *std::max_element(s.times_us.begin(), s.times_us.end()) * 1e-6;
-    f.p90_s = quantile(s.times_us, 0.9) * 1e-6;
-    f.p99_s = quantile(s.times_us, 0.99) * 1e-6;
+    f.max_s = pairs.max() * 1e-6;
+    f.p90_s = q[1] * 1e-6;
+    f.p99_s = q[2] * 1e-6;
     // The median of n pairs: its standard error is about 1.2533 sd / sqrt(n), the sd of log
     // time taken robustly from the pairs' MAD.
-    if (s.times_us.size() >= 3) {
-      std::vector<double> dev;
-      for (const double t : s.times_us) dev.push_back(std::fabs(std::log(t / median)));
-      const double sd = 1.4826 * quantile(dev, 0.5);
-      f.ci95_pct = 100 * std::expm1(1.96 * 1.2533 * sd / std::sqrt(s.times_us.size()));
+    if (pairs.count() >= 3) {
+      SampleSet dev;
+      for (const double t : s.times_us) dev.add(std::fabs(std::log(t / median)));
+      const double sd = 1.4826 * dev.quantile(0.5);
+      f.ci95_pct = 100 * std::expm1(1.96 * 1.2533 * sd / std::sqrt(pairs.count()));
     } else {
       f.ci95_pct = 100;
     }

@@ -293,7 +293,7 @@ int run_benchmarks(int argc, char** argv, const CommandLine& cl,
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", e.what());
     return 2;
   }
-  if (config.fleet_passes > 0 || !config.fleet_rounds.empty())  // every pair, in rounds
+  if (config.fleet())  // every pair, in rounds
     return run_fleet(registry, selection, Harness{config, world, watchdog, checked.pairs}, context,
                      seed, started);
   // The machine file gives the floors, and to --xfer_jobs=auto the jobs and the rows' times.
