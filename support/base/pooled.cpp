@@ -6,26 +6,25 @@
 #include "base/stats.hpp"
 
 namespace xfer {
-namespace {
 
-bool within_factor(std::uint64_t a, std::uint64_t b) {
+bool pools_with(std::uint64_t a, std::uint64_t b) {
   const double x = static_cast<double>(a);
   const double y = static_cast<double>(b);
   return x <= y * kPoolSizeFactor && y <= x * kPoolSizeFactor;
 }
 
-// Two-way analysis of variance of ln(time) over the window's rows (k) and jobs (n): a job's
-// shift shared by the rows, and each row's own. The variance of one job's figure is their sum;
-// Satterthwaite's degrees of freedom count the shared shift's n - 1 once.
-Pool pool_of(const std::vector<const std::vector<double>*>& window) {
-  const std::size_t k = window.size();
-  const std::size_t n = window.front()->size();
-  std::vector<std::vector<double>> y(k, std::vector<double>(n));
+namespace {
+
+// Two-way analysis of variance of ln(time) `y` over the window's rows (k) and jobs or runs (n):
+// a job's shift shared by the rows, and each row's own. The variance of one job's figure is
+// their sum; Satterthwaite's degrees of freedom count the shared shift's n - 1 once.
+Pool pool_of_logs(const std::vector<std::vector<double>>& y) {
+  const std::size_t k = y.size();
+  const std::size_t n = y.front().size();
   std::vector<double> row_mean(k, 0), job_mean(n, 0);
   double grand = 0;
   for (std::size_t i = 0; i < k; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
-      y[i][j] = std::log((*window[i])[j]);
       row_mean[i] += y[i][j] / static_cast<double>(n);
       job_mean[j] += y[i][j] / static_cast<double>(k);
       grand += y[i][j] / static_cast<double>(k * n);
@@ -54,6 +53,15 @@ Pool pool_of(const std::vector<const std::vector<double>*>& window) {
   return pool;
 }
 
+Pool pool_of(const std::vector<const std::vector<double>*>& window) {
+  std::vector<std::vector<double>> y;
+  for (const std::vector<double>* seconds : window) {
+    y.emplace_back();
+    for (const double s : *seconds) y.back().push_back(std::log(s));
+  }
+  return pool_of_logs(y);
+}
+
 }  // namespace
 
 std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows) {
@@ -64,7 +72,7 @@ std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows) {
     std::vector<const std::vector<double>*> window;
     for (const JobTimes& other : rows) {
       if (other.family == row.family && other.seconds.size() == row.seconds.size() &&
-          other.jobs == row.jobs && within_factor(other.bytes, row.bytes))
+          other.jobs == row.jobs && pools_with(other.bytes, row.bytes))
         window.push_back(&other.seconds);
     }
     out[i] = pool_of(window);
@@ -89,6 +97,22 @@ BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& po
   return {half, pool.df, pool.rows, std::sqrt(pool.variance) * 100};
 }
 
+RunLevel run_level_of(const std::vector<std::vector<RunMean>>& window) {
+  if (window.empty() || window.front().size() < 2) return {};
+  std::vector<std::vector<double>> y;
+  double explained = 0;
+  for (const std::vector<RunMean>& row : window) {
+    y.emplace_back();
+    for (const RunMean& run : row) {
+      y.back().push_back(run.mean_ln);
+      explained += run.explained;
+    }
+  }
+  const Pool pool = pool_of_logs(y);
+  explained /= static_cast<double>(window.size() * window.front().size());
+  return {std::sqrt(std::max(0.0, pool.variance - explained)) * 100, pool.df};
+}
+
 BetweenJobs with_run_level(const BetweenJobs& between, const RunLevel& run) {
   if (!(run.df > 0) || !(run.sd_pct > 0) || !(between.df > 0)) return between;
   // The t quantile between_jobs_ci95 used: whole degrees of freedom, rounded down.
@@ -97,11 +121,13 @@ BetweenJobs with_run_level(const BetweenJobs& between, const RunLevel& run) {
   const double v_r = std::pow(run.sd_pct / 100, 2);
   const double v = v_b + v_r;
   BetweenJobs out = between;
-  // Satterthwaite's df can exceed the between part's (a run part of many df); a t quantile
-  // that drops with the added term would state a narrower interval for more variance.
-  out.df = std::min(between.df, v * v / (v_b * v_b / between.df + v_r * v_r / run.df));
-  out.ci95_pct = t95(static_cast<std::size_t>(std::floor(out.df))) * std::sqrt(v) * 100;
   out.run_sd_pct = run.sd_pct;
+  const double df = v * v / (v_b * v_b / between.df + v_r * v_r / run.df);
+  const double half = t95(static_cast<std::size_t>(std::floor(df))) * std::sqrt(v) * 100;
+  // More variance never states a narrower interval, though its t quantile may be lower.
+  if (half < between.ci95_pct) return out;
+  out.df = df;
+  out.ci95_pct = half;
   return out;
 }
 

@@ -7,7 +7,8 @@
 // freedom count the family's shared per-job shift once (Satterthwaite), not once per row. A row
 // whose own jobs spread significantly more than its pool (an F test at kNoisierAlpha) keeps the
 // interval its own jobs give. What no run's jobs can see, a shift of the whole run, is added
-// from the machine's earlier runs where they measured it (with_run_level).
+// from the spread of the run means of this machine's runs, this one included, pooled over the
+// same window in the same way (run_level_of, with_run_level).
 // docs/reproducibility.md, "A merged row's interval", says more.
 #pragma once
 
@@ -21,6 +22,9 @@ namespace xfer {
 constexpr double kPoolSizeFactor = 8;
 // A row whose own between-job variance exceeds its pool's at this level keeps its own interval.
 constexpr double kNoisierAlpha = 0.05;
+
+// Whether rows of one family of sizes `a` and `b` pool: within kPoolSizeFactor of each other.
+bool pools_with(std::uint64_t a, std::uint64_t b);
 
 // One row's jobs as the pool sees them.
 struct JobTimes {
@@ -43,10 +47,10 @@ std::vector<Pool> pool_between_jobs(const std::vector<JobTimes>& rows);
 
 // The 95% interval of the mean of a row's job times (`seconds`) from the spread between jobs.
 struct BetweenJobs {
-  double ci95_pct = 0;  // relative half-width, in percent
-  double df = 0;        // degrees of freedom of the t quantile that made it
-  int rows = 0;         // rows whose spread made it: 1 for the row's own jobs alone
-  double sd_pct = 0;    // the sd of ln time of one job's figure it rests on, in percent
+  double ci95_pct = 0;    // relative half-width, in percent
+  double df = 0;          // degrees of freedom of the t quantile that made it
+  int rows = 0;           // rows whose spread made it: 1 for the row's own jobs alone
+  double sd_pct = 0;      // the sd of ln time of one job's figure it rests on, in percent
   double run_sd_pct = 0;  // the run level with_run_level added to it (0: none)
 };
 
@@ -55,18 +59,33 @@ struct BetweenJobs {
 // jobs - 1 degrees of freedom). 0 below 2 jobs.
 BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& pool);
 
-// The spread of a run's mean between runs that its jobs' spread cannot see (a machine's
-// run_floors, floor.hpp): sd of ln time in percent, and its degrees of freedom (0: none known).
+// The spread of a run's mean between runs that its jobs' spread cannot see: sd of ln time in
+// percent, and its degrees of freedom (0: none known).
 struct RunLevel {
   double sd_pct = 0;
   double df = 0;
 };
 
+// One run's mean of a row: the mean of ln time over its jobs, and the variance of that mean
+// its jobs' spread explains (their sample variance of ln time / jobs).
+struct RunMean {
+  double mean_ln = 0;
+  double explained = 0;
+};
+
+// The run level of a window of rows (one family, sizes within kPoolSizeFactor), each measured
+// by the same n >= 2 runs (window[row][run]): the variance of a run's mean, pooled over the rows
+// as the jobs are (a shift of the whole family in a run shared by the rows, each row's own
+// move), less the part the runs' jobs explain (their mean `explained`), at least 0; its degrees
+// of freedom those of the pooled variance. None (df 0) with fewer than 2 runs.
+RunLevel run_level_of(const std::vector<std::vector<RunMean>>& window);
+
 // `between` with the run level added: the variance of the jobs' mean it rests on, V_b =
 // (ci95_pct / 100 / t95(df_b))^2, plus sd_R^2, with Satterthwaite's degrees of freedom
-// V^2 / (V_b^2 / df_b + sd_R^4 / df_R), at most df_b (the term never narrows the interval),
-// and half-width t95(floor(df)) sqrt(V). Unchanged without a run level or a between-job part
-// (fewer than 2 jobs).
+// V^2 / (V_b^2 / df_b + sd_R^4 / df_R) and half-width t95(floor(df)) sqrt(V); where that is
+// narrower than `between` alone (a run part of many df lowers the t quantile), `between` as it
+// was, with the run level named. Unchanged without a run level or a between-job part (fewer
+// than 2 jobs).
 BetweenJobs with_run_level(const BetweenJobs& between, const RunLevel& run);
 
 }  // namespace xfer

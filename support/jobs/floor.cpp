@@ -214,6 +214,7 @@ MachineFile::MachineFile(const std::string& file, const std::string& text, const
       "[bytes, sd_pct, df] with sd_pct >= 0 and df >= 1");
   plan_ = member(doc, "plan");
   check_plan(file, plan_);
+  if (member(doc, "history").is_array()) history_ = member(doc, "history");
 }
 
 double MachineFile::pct(const std::string& name) const {
@@ -224,6 +225,31 @@ double MachineFile::pct(const std::string& name) const {
 RunLevel MachineFile::run_level(const std::string& name) const {
   const json::Value* point = nearest_point(run_floors_, name);
   return point ? RunLevel{point->items()[1].number(), point->items()[2].number()} : RunLevel{};
+}
+
+std::vector<std::pair<std::size_t, RunMean>> MachineFile::run_means(const std::string& family,
+                                                                    std::uint64_t bytes) const {
+  std::vector<std::pair<std::size_t, RunMean>> out;
+  for (std::size_t run = 0; run < history_.items().size(); ++run) {
+    const json::Value& entry = history_.items()[run];
+    if (!entry.is_object()) continue;
+    const json::Value& jobs = member(entry, "jobs");
+    const json::Value& rows = member(entry, "rows");
+    if (!jobs.is_number() || !whole(jobs.number()) || jobs.number() < 2 || !rows.is_object())
+      continue;
+    const json::Value* points = rows.find(family);
+    if (!points || !points->is_array()) continue;
+    for (const json::Value& point : points->items()) {
+      if (!point.is_array() || point.items().size() < 3) continue;
+      const std::vector<json::Value>& p = point.items();
+      if (!p[0].is_number() || p[0].number() != static_cast<double>(bytes)) continue;
+      if (p[1].is_number() && p[2].is_number() && std::isfinite(p[1].number()) &&
+          std::isfinite(p[2].number()) && p[2].number() >= 0)
+        out.push_back({run, RunMean{p[1].number(), p[2].number() / jobs.number()}});
+      break;
+    }
+  }
+  return out;
 }
 
 int MachineFile::plan_jobs() const {

@@ -5,7 +5,9 @@
 // jobs, whose spread then speaks for itself, and drops it.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/json.hpp"
@@ -26,7 +28,9 @@ json::Value machine_match(const json::Value& xferbench, int num_cpus);
 //   ...]}, ...}; a /2 file also holds "run_floors": {family: [[bytes, sd_pct, df], ...]} (the
 //   spread of a run's mean between runs that its jobs cannot see) and "plan": null or {"jobs":
 //   J, "rows": {family: [[bytes, seconds], ...]}, "budget_s": ..., "predicted_wall_s": ...}
-//   (how tools/run should run this machine: --xfer_jobs=auto).
+//   (how tools/run should run this machine: --xfer_jobs=auto), and "history": the last runs,
+//   oldest first, each {"jobs": J, "rows": {family: [[bytes, mean_ln, var_between, ...], ...]}}
+//   (a run's mean of ln latency_us over its jobs and their sample variance).
 class MachineFile {
  public:
   MachineFile() = default;
@@ -41,6 +45,11 @@ class MachineFile {
   double pct(const std::string& name) const;
   // The row's run-level spread, looked up as pct() is; df 0 when the file holds none that near.
   RunLevel run_level(const std::string& name) const;
+  // The earlier runs of the row of `family` and `bytes` in the history, oldest first: for each
+  // run that measured it with 2 or more jobs, its index in the history and its mean. Entries
+  // and rows not of the shape above are passed over, as tools/track floor passes them over.
+  std::vector<std::pair<std::size_t, RunMean>> run_means(const std::string& family,
+                                                         std::uint64_t bytes) const;
   // The file's plan: null, or the object the file holds (jobs, rows, budget_s, ...).
   const json::Value& plan() const { return plan_; }
   // plan.jobs; 0 without a plan.
@@ -53,6 +62,7 @@ class MachineFile {
   json::Value floors_ = json::Value::object();
   json::Value run_floors_ = json::Value::object();
   json::Value plan_;
+  json::Value history_ = json::Value::array();
 };
 
 // This run's machine file: `named` (--xfer_floor=FILE.json) as given, else the floor file under

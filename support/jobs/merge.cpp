@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "base/error.hpp"
 #include "base/fields.hpp"
+#include "base/stats.hpp"
 
 namespace xfer {
 namespace {
@@ -273,8 +276,61 @@ void Merge::record_merged(const Reading& reading) {
 
 json::Value Merge::machine_match() const { return xfer::machine_match(context_, num_cpus_); }
 
+namespace {
+
+// A run's position among the machine's runs: its index in the file's history; this run last.
+using RunSeries = std::vector<std::pair<std::size_t, RunMean>>;
+
+// This run's mean of a row from its jobs (ln of latency in us, as the file's history holds
+// them); none unless 2 or more jobs measured it and none failed.
+std::optional<RunMean> this_run_mean(const std::vector<Merge::JobFigure>& jobs) {
+  SampleSet logs;
+  for (const Merge::JobFigure& j : jobs) {
+    if (!j.error.empty()) return std::nullopt;
+    logs.add(std::log(j.one_way_s * 1e6));
+  }
+  if (logs.count() < 2) return std::nullopt;
+  const double n = static_cast<double>(logs.count());
+  return RunMean{logs.mean(), logs.stddev() * logs.stddev() / n};
+}
+
+// `other`'s means in exactly the runs of `runs`, in their order; fewer where it lacks one.
+std::vector<RunMean> in_runs(const RunSeries& other, const RunSeries& runs) {
+  std::vector<RunMean> picked;
+  for (const auto& [run, unused] : runs) {
+    const auto at = std::find_if(other.begin(), other.end(),
+                                 [run = run](const auto& point) { return point.first == run; });
+    if (at == other.end()) break;
+    picked.push_back(at->second);
+  }
+  return picked;
+}
+
+}  // namespace
+
 void Merge::add_run_level(const MachineFile& machine) {
-  for (auto& [name, row] : rows_) row.run = machine.run_level(name);
+  // Each row's means over the machine's earlier runs and this one (repetition 0).
+  std::map<std::string, RunSeries> series;
+  for (const auto& [name, row] : rows_) {
+    if (row.by_repetition.empty()) continue;
+    const std::optional<RunMean> now = this_run_mean(row.by_repetition.front());
+    if (!now) continue;
+    RunSeries runs = machine.run_means(row.family, row.bytes);
+    runs.push_back({std::numeric_limits<std::size_t>::max(), *now});
+    series.emplace(name, std::move(runs));
+  }
+  // A row's window: its family's rows near its size that were measured in all of its runs.
+  for (const auto& [name, runs] : series) {
+    Row& row = rows_.at(name);
+    std::vector<std::vector<RunMean>> window;
+    for (const auto& [other_name, other] : series) {
+      const Row& o = rows_.at(other_name);
+      if (o.family != row.family || !pools_with(o.bytes, row.bytes)) continue;
+      std::vector<RunMean> picked = in_runs(other, runs);
+      if (picked.size() == runs.size()) window.push_back(std::move(picked));
+    }
+    row.run = run_level_of(window);
+  }
   context_.find("merged")->find("interval")->set("run_floors", machine.file());
 }
 
@@ -364,7 +420,7 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
   }
   std::vector<double> means, medians, p90s, p99s;
   double fastest = 0;
-  double within_sq = 0;
+  double within_var = 0, within_df = 0;
   int with_spread = 0;
   double floor = 0;
   f.min_s = jobs.front().min_s;
@@ -375,10 +431,15 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
     // visit of one sample (a 1 GiB round trip in its share of the time) has none: it states
     // 100%, which says "unknown", not a spread, so it adds nothing here; the spread between
     // the jobs, which holds that message's own variation, speaks for it.
+    // As a variance: its own t quantile (visits - 1 degrees of freedom, samples - 1 for a job of
+    // one visit) taken out, so that a visit of 2 samples (t = 12.7) does not bound the merged
+    // interval at 6.5 times its spread.
     if (j.visits != 1 || j.samples != 1) {
       const double visits_pct =
           std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
-      within_sq += std::pow(visits_pct / 100 * j.one_way_s, 2);
+      const double df = static_cast<double>(j.visits > 1 ? j.visits - 1 : j.samples - 1);
+      within_var += std::pow(visits_pct / 100 / t95(static_cast<std::size_t>(df)) * j.one_way_s, 2);
+      within_df += df;
       ++with_spread;
     }
     floor = std::max(floor, j.floor_pct);
@@ -404,10 +465,17 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
   f.batch = jobs.front().batch;
   f.pairs = jobs.front().pairs;
   f.floor_pct = jobs.size() >= 3 ? 0 : floor;
-  // The jobs with a spread of their own stand for all n in the mean's within-visit term.
-  const double within_pct =
-      with_spread == 0 ? 0 : std::sqrt(within_sq / with_spread / n) / f.one_way_s * 100;
   const BetweenJobs between = with_run_level(between_jobs_ci95(means, pool), run);
+  // The jobs with a spread of their own stand for all n in the mean's within-visit term. It
+  // bounds the interval where the spread between jobs says little (fewer than 3 jobs, or a
+  // row's own jobs alone), not where that spread is pooled over the family's rows: then it
+  // measures all of a job's variance, its samples' part included (on one H200, visits of 13
+  // samples that spread 7% while their jobs agreed to 1%, samples that alternate, stated 2x
+  // what reruns needed).
+  const double within_pct = with_spread == 0 || (jobs.size() >= 3 && between.rows >= 2)
+                                ? 0
+                                : t95(static_cast<std::size_t>(within_df)) *
+                                      std::sqrt(within_var / with_spread / n) / f.one_way_s * 100;
   f.ci95_rows = between.ci95_pct >= within_pct ? between.rows : 0;
   f.ci95_df = f.ci95_rows > 0 ? between.df : 0;
   f.between_sd_pct = between.sd_pct;

@@ -3,11 +3,13 @@
 With a floor file of format xferbench-floor/2 for this machine, --xfer_jobs=auto runs as many
 jobs as its plan says and gives each row the plan lists its seconds (all jobs together), unless
 --xfer_max_time is given; the merge of those jobs adds the file's run-level spread to the rows
-near a size it states (run_sd_pct, a wider ci95_pct), and refuses jobs whose rows were given
-other times. A malformed plan is refused with one line naming the file.
+it measured in the runs of the file's history as well (run_sd_pct, a wider ci95_pct: the
+spread of the run means, this run's included, less what their jobs explain), and refuses jobs
+whose rows were given other times. A malformed plan is refused with one line naming the file.
 """
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -17,7 +19,7 @@ import unittest
 from xfer_testlib import failed, launch, rows
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from xfertools import machines  # noqa: E402
+from xfertools import machine_model, machines  # noqa: E402
 
 FAMILY = "mpi_host/mode:pingpong"
 # --xfer_precision at its least keeps every row running until its time is up, so a row's timed
@@ -31,8 +33,7 @@ SETTINGS = [
 PLAN_JOBS = 4
 LONG_S = 0.5  # the plan's time for 64 KiB
 TINY_S = 0.004  # ... and for 8 B; 4 KiB is not in the plan: --xfer_max_time's 0.1
-RUN_SD_PCT, RUN_DF = 20.0, 4
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+RUN_SHIFT = 0.2  # the history's two runs: this run's mean of ln time +- this
 
 
 def load(path):
@@ -45,16 +46,34 @@ def machine_match(document):
     return machines.machine_match(document["context"])
 
 
-def floor_file(match, plan):
+def floor_file(match, plan, history=()):
     return {
         "format": "xferbench-floor/2",
         "identity": {},
         "match": match,
         "floors": {},
-        # 4 KiB and 64 KiB are stated; 8 B is more than 8x from both: no run term.
-        "run_floors": {FAMILY: [[4096, RUN_SD_PCT, RUN_DF], [65536, RUN_SD_PCT, RUN_DF]]},
+        "run_floors": {},
         "plan": plan,
+        "history": list(history),
     }
+
+
+def history_around(means):
+    """Two earlier runs of 4 jobs whose means of ln time were `means` ({bytes: mean_ln}) +-
+    RUN_SHIFT, their jobs agreeing exactly: history entries as tools/track floor writes them
+    (8 B left out)."""
+    return [
+        {
+            "jobs": 4,
+            "rows": {
+                FAMILY: [
+                    [size, mean + shift, 0.0, None, 0.1, 0.01, 0.001, 1]
+                    for size, mean in sorted(means.items())
+                ]
+            },
+        }
+        for shift in (RUN_SHIFT, -RUN_SHIFT)
+    ]
 
 
 PLAN = {
@@ -168,40 +187,54 @@ class MachinePlan(unittest.TestCase):
         self.assertEqual((plan["source"], plan["file"], plan["times"]), ("default", None, "flag"))
         self.assertIsNone(plan["budget_s"])
 
-    def test_the_merge_adds_the_run_level_to_rows_near_a_size_it_states(self):
-        proc, with_file = self.merge(self.jobs)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn(f"spread between runs of this machine from {self.file}", proc.stderr)
-        interval = with_file["context"]["xferbench"]["merged"]["interval"]
-        self.assertEqual(interval["run_floors"], self.file)
+    def test_the_merge_adds_the_run_level_of_the_machines_runs_and_this_one(self):
         empty = os.path.join(self.tmp, "no-floors")
         os.makedirs(empty, exist_ok=True)
         proc, without = self.merge(self.jobs, floors=empty)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIsNone(without["context"]["xferbench"]["merged"]["interval"]["run_floors"])
+        plain = by_size(without)
+        # A history of two runs at this run's mean of 4 KiB and 64 KiB, one 20% above and one
+        # 20% below (ln time): with this run between them, the run means spread by 20%.
+        means = {}
+        for size in (4096, 65536):
+            logs = [math.log(by_size(load(path))[size]["latency_us"]) for path in self.jobs]
+            means[size] = sum(logs) / len(logs)
+        folder = os.path.join(self.tmp, "with-history")
+        os.makedirs(folder, exist_ok=True)
+        file = os.path.join(folder, "this-machine.json")
+        with open(file, "w", encoding="utf-8") as f:
+            json.dump(floor_file(self.match, PLAN, history_around(means)), f)
+        proc, with_file = self.merge(self.jobs, floors=folder)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"spread between runs of this machine from {file}", proc.stderr)
+        self.assertEqual(
+            with_file["context"]["xferbench"]["merged"]["interval"]["run_floors"], file
+        )
 
-        wide, plain = by_size(with_file), by_size(without)
+        wide = by_size(with_file)
         for size in (4096, 65536):
             row, alone = wide[size], plain[size]
-            self.assertEqual(row["run_sd_pct"], RUN_SD_PCT)
+            # Run means +0.2, -0.2, 0 (ln): variance 0.04, less the jobs' small part.
+            self.assertTrue(15 <= row["run_sd_pct"] <= 20.01, row["run_sd_pct"])
             self.assertEqual(alone["run_sd_pct"], 0)
             self.assertGreater(row["ci95_pct"], alone["ci95_pct"])
             self.assertGreaterEqual(row["ci95_df"], 1)
             if alone["ci95_rows"] > 0:  # the jobs' spread made it (not their own samples)
-                # Satterthwaite's df of the two parts, never more than the jobs' own.
+                # Satterthwaite's df of the two parts, the run part's those of the run means
+                # pooled over 4 KiB and 64 KiB (2 runs' worth at least).
                 df_b = alone["ci95_df"]
-                v_b = (alone["ci95_pct"] / 100 / T95[int(df_b)]) ** 2
-                v_r = (RUN_SD_PCT / 100) ** 2
-                df = min(df_b, (v_b + v_r) ** 2 / (v_b**2 / df_b + v_r**2 / RUN_DF))
-                self.assertAlmostEqual(row["ci95_df"], df, places=6)
-                half = T95[int(df)] * (v_b + v_r) ** 0.5 * 100
+                v_b = (alone["ci95_pct"] / 100 / machine_model.t95(df_b)) ** 2
+                v_r = (row["run_sd_pct"] / 100) ** 2
+                self.assertGreater(row["ci95_df"], min(df_b, 2) - 1e-9)
+                half = machine_model.t95(row["ci95_df"]) * (v_b + v_r) ** 0.5 * 100
                 self.assertAlmostEqual(row["ci95_pct"], half, places=2)
-        # 8 B is more than 8x from every size the file states: as without it.
+        # 8 B is in no run of the history: as without it.
         self.assertEqual(wide[8]["run_sd_pct"], 0)
         self.assertEqual(wide[8]["ci95_pct"], plain[8]["ci95_pct"])
 
         # --xfer_floor=PCT: no run term, whatever files there are.
-        proc, pct = self.merge(self.jobs, ["--xfer_floor=5"])
+        proc, pct = self.merge(self.jobs, ["--xfer_floor=5"], floors=folder)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual({r["run_sd_pct"] for r in rows(pct)}, {0})
         self.assertEqual([r["ci95_pct"] for r in rows(pct)], [r["ci95_pct"] for r in rows(without)])

@@ -157,7 +157,10 @@ class History(FloorFile):
         )
         self.assertEqual(third["plan"]["runs"], 3)
         self.assertEqual(sorted(third["run_floors"]), [FAMILY])
-        self.assertEqual([p[2] for p in third["run_floors"][FAMILY]], [2] * len(SIZES))  # K - 1
+        # The run means' pooled df: K - 1 for a shift of the whole family, more where rows
+        # move by themselves, never more than (K - 1) x the rows of a window (7 sizes).
+        for _, _, df in third["run_floors"][FAMILY]:
+            self.assertTrue(2 <= df <= 2 * 7, df)
         self.assertIn(
             f"3 runs in its history; next run: {third['plan']['jobs']} jobs", self.done.stdout
         )
@@ -168,7 +171,8 @@ class History(FloorFile):
         files = [e["file"] for e in content["history"]]
         self.assertEqual(files, [f"run-{n}.json" for n in range(3, 13)])
         self.assertEqual(content["plan"]["runs"], 10)
-        self.assertEqual({p[2] for p in content["run_floors"][FAMILY]}, {9})
+        for _, _, df in content["run_floors"][FAMILY]:
+            self.assertTrue(9 <= df <= 9 * 7, df)
 
     def test_the_same_run_added_twice_is_kept_once(self):
         document, job_seconds = merged_run(self.generator)
@@ -226,8 +230,9 @@ class History(FloorFile):
             self.add(families=(FAMILY, OTHER))
         content = self.add(families=(OTHER,))
         self.assertEqual(sorted(content["plan"]["rows"]), [FAMILY, OTHER])
-        self.assertEqual({p[2] for p in content["run_floors"][FAMILY]}, {2})  # 3 runs hold it
-        self.assertEqual({p[2] for p in content["run_floors"][OTHER]}, {3})  # 4 runs hold it
+        for family, runs in ((FAMILY, 3), (OTHER, 4)):  # the runs that hold each
+            for _, _, df in content["run_floors"][family]:
+                self.assertTrue(runs - 1 <= df <= (runs - 1) * 7, (family, df))
 
 
 class Components(FloorFile):
@@ -241,7 +246,7 @@ class Components(FloorFile):
         low = 0.05 * math.sqrt(stats.chi2.ppf(0.025, 9) / 9) * 100
         high = 0.05 * math.sqrt(stats.chi2.ppf(0.975, 9) / 9) * 100
         for size, sd_pct, df in content["run_floors"][FAMILY]:
-            self.assertEqual(df, 9)
+            self.assertTrue(9 <= df < 10.5, (size, df))
             self.assertTrue(low <= sd_pct <= high, (size, sd_pct, low, high))
 
     def test_without_a_run_shift_the_run_level_is_what_the_jobs_spread_explains(self):
@@ -290,6 +295,7 @@ class VisitLength(unittest.TestCase):
     def runs(points, jobs=3, var_sampling=0.001**2):
         return [
             components.RunRow(
+                run=run,
                 jobs=jobs,
                 mean_ln=0.0,
                 var_between=var,
@@ -298,7 +304,7 @@ class VisitLength(unittest.TestCase):
                 fixed_s=0.01,
                 sample_s=tau / 10,
             )
-            for tau, var in points
+            for run, (tau, var) in enumerate(points)
         ]
 
     def test_short_visits_noisier_than_their_samples_are_told_from_the_process(self):

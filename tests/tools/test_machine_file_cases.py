@@ -12,7 +12,7 @@ import os
 import unittest
 
 import toollib  # noqa: F401  (tools/ on sys.path)
-from xfertools import machine_model, machines, plan
+from xfertools import floors, machine_model, machines, plan
 from xfertools.components import RowComponents
 
 CASES = os.path.join(
@@ -67,7 +67,7 @@ class MachineFileCasesTest(unittest.TestCase):
                 row = RowComponents(
                     family="f",
                     bytes=8,
-                    runs=case["runs"],
+                    runs=0,
                     between=0.0,
                     sampling=0.0,
                     process=case["process"],
@@ -75,6 +75,7 @@ class MachineFileCasesTest(unittest.TestCase):
                     run_level=case["run_level"],
                     fixed_s=0.0,
                     sample_s=0.0,
+                    run_df=case["run_df"],
                 )
                 jobs, seconds, q = case["jobs"], case["seconds"], case["df_per_job_df"]
                 predicted = plan.predicted_ci95([row], jobs, [seconds], q)[0]
@@ -83,6 +84,14 @@ class MachineFileCasesTest(unittest.TestCase):
                 _, df = machine_model.interval(
                     job_part, q * (jobs - 1), case["run_level"] or 0.0, row.run_df
                 )
+                self.assert_near(df, case["expected"]["df"], "df")
+
+    def test_the_run_level_is_pooled_from_run_means(self):
+        for case in ALL["run_level_of"]:
+            with self.subTest(case["name"]):
+                s2r, df = machine_model.run_level_of(case["window"])
+                sd_pct = 0.0 if s2r is None else 100 * math.sqrt(s2r)
+                self.assert_near(sd_pct, case["expected"]["sd_pct"], "sd_pct")
                 self.assert_near(df, case["expected"]["df"], "df")
 
     def test_the_floor_and_run_floor_numbers(self):
@@ -99,8 +108,31 @@ class MachineFileCasesTest(unittest.TestCase):
                     self.assertEqual(
                         machine_model.run_sd_pct(case["run_level"]), expected["run_sd_pct"]
                     )
-                run_df = case["runs"] - 1 if case["run_level"] is not None else 0
-                self.assertEqual(run_df, expected["run_df"])
+                row = RowComponents(
+                    family=case["family"],
+                    bytes=case["bytes"],
+                    runs=0,
+                    between=0.0,
+                    sampling=0.0,
+                    process=case["process"],
+                    a=0.0,
+                    run_level=case["run_level"],
+                    fixed_s=0.0,
+                    sample_s=0.0,
+                    run_df=case["run_df"],
+                )
+                written = floors.run_floors_of([row])
+                if case["run_level"] is None:
+                    self.assertEqual(written, {})
+                else:
+                    self.assertEqual(
+                        written,
+                        {
+                            case["family"]: [
+                                [case["bytes"], expected["run_sd_pct"], expected["run_df"]]
+                            ]
+                        },
+                    )
                 for lookup in case["lookups"]:
                     self.assertEqual(
                         machine_model.pools_with(case["bytes"], lookup["bytes"]),

@@ -29,9 +29,11 @@ def row(
     sample_s=0.001,
     family=FAMILY,
     w=None,
+    run_df=None,
 ):
     """A row's components: variances of ln time (process: s2P, a: sampling variance x timed
-    seconds, run_level: s2R) and costs in seconds."""
+    seconds, run_level: s2R, known over run_df degrees of freedom: runs - 1 unless given) and
+    costs in seconds."""
     return RowComponents(
         family=family,
         bytes=size,
@@ -44,6 +46,7 @@ def row(
         fixed_s=fixed_s,
         sample_s=sample_s,
         w=w,
+        run_df=(runs - 1 if run_df is None else run_df) if run_level is not None else 0,
     )
 
 
@@ -193,14 +196,17 @@ class Interval(unittest.TestCase):
         self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 6) * 100 * math.sqrt(2e-4), places=6)
         self.assertAlmostEqual(ci95, 3.461, places=2)
 
-    def test_the_degrees_of_freedom_never_exceed_the_job_parts(self):
-        # As the merge states it (support/base/pooled.cpp, with_run_level): equal parts of 2 df each
-        # would give Satterthwaite's 4 df, a t quantile that narrows the interval as variance is
-        # added; the df stay the job part's 2: t(0.975, 2) x 100 sqrt(2e-4) = 6.09%.
+    def test_an_added_run_part_never_narrows_the_job_parts_interval(self):
+        # As the merge states it (support/base/pooled.cpp, with_run_level): a job part of 2 df
+        # (1e-4, t(0.975, 2) x 1% = 4.30%) and a run part of 2 df give Satterthwaite's 4 df,
+        # t(0.975, 4) x 100 sqrt(2e-4) = 3.93%, narrower than the job part alone: 4.30% stands.
         rows = [row(8, process=5e-4, a=0.0, run_level=1e-4, runs=3)]
         ci95 = plan.predicted_ci95(rows, 5, [1.0], 0.5)[0]
-        self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 2) * 100 * math.sqrt(2e-4), places=6)
-        self.assertAlmostEqual(ci95, 6.085, places=2)
+        self.assertAlmostEqual(ci95, stats.t.ppf(0.975, 2) * 100 * math.sqrt(1e-4), places=6)
+        # With a run part of many df the sum's interval is wider and stands.
+        rows = [row(8, process=5e-4, a=0.0, run_level=1e-3, run_df=40)]
+        ci95 = plan.predicted_ci95(rows, 5, [1.0], 0.5)[0]
+        self.assertGreater(ci95, stats.t.ppf(0.975, 2) * 100 * math.sqrt(1e-4))
 
     def test_a_run_level_known_from_fewer_runs_widens_the_interval(self):
         few = row(8, process=1e-4, run_level=1e-4, runs=3)

@@ -110,9 +110,26 @@ TEST(MachineFileCases, TheMergeStatesTheIntervalThePlanPredicts) {
     RunLevel run;
     if (at(c, "run_level").is_number()) {
       run.sd_pct = 100 * std::sqrt(at(c, "run_level").number());
-      run.df = at(c, "runs").number() - 1;
+      run.df = at(c, "run_df").number();
     }
     expect_interval(with_run_level(between, run), c);
+  }
+}
+
+// The run level of a window of rows from their run means, as the Python pools it.
+TEST(MachineFileCases, TheRunLevelIsPooledFromRunMeans) {
+  ASSERT_FALSE(at(cases(), "run_level_of").items().empty());
+  for (const json::Value& c : at(cases(), "run_level_of").items()) {
+    std::vector<std::vector<RunMean>> window;
+    for (const json::Value& row : at(c, "window").items()) {
+      window.emplace_back();
+      for (const json::Value& run : row.items())
+        window.back().push_back({run.items()[0].number(), run.items()[1].number()});
+    }
+    const RunLevel got = run_level_of(window);
+    const std::string name = at(c, "name").text();
+    expect_near(got.sd_pct, at(at(c, "expected"), "sd_pct").number(), name + ": sd_pct");
+    expect_near(got.df, at(at(c, "expected"), "df").number(), name + ": df");
   }
 }
 

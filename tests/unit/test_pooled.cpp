@@ -201,13 +201,19 @@ TEST(RunLevel, AddsTheRunPartBySatterthwaite) {
 
 TEST(RunLevel, NeverNarrowsTheInterval) {
   // A row's own 3 jobs (2 df), 10% apart, and a run level of 3% over 2 df: Satterthwaite says
-  // 3.0 df (t 3.18, 20.7%), narrower than the jobs alone (24.8%); the df stay 2, so
-  // 4.303 x sqrt(0.1^2 / 3 + 0.03^2) = 28.0%.
+  // 3.0 df (t 3.18, 20.7%), narrower than the jobs alone (24.8%): the jobs' interval stands,
+  // with the run level named.
   const BetweenJobs alone = between_jobs_ci95({1.0, 1.1, 0.9}, Pool{});
   ASSERT_NEAR(alone.ci95_pct, 24.843, 1e-3);
   const BetweenJobs with = with_run_level(alone, RunLevel{3, 2});
   EXPECT_EQ(with.df, 2);
-  EXPECT_NEAR(with.ci95_pct, 27.997, 1e-3);
+  EXPECT_NEAR(with.ci95_pct, 24.843, 1e-3);
+  EXPECT_EQ(with.run_sd_pct, 3);
+  // A run level of many df lowers the t quantile: the jobs' 2 df and 20% over 30 df give
+  // 31.9 df, t(31) 2.040 x sqrt(0.01 / 3 + 0.04) = 42.5%, wider than the jobs alone.
+  const BetweenJobs wide = with_run_level(alone, RunLevel{20, 30});
+  EXPECT_NEAR(wide.df, 31.9, 0.1);
+  EXPECT_NEAR(wide.ci95_pct, 42.46, 0.05);
 }
 
 TEST(RunLevel, NoneLeavesTheIntervalAsItWas) {
@@ -220,7 +226,46 @@ TEST(RunLevel, NoneLeavesTheIntervalAsItWas) {
   }
   // Jobs that agree exactly: the run part alone, with its own df.
   const BetweenJobs same = with_run_level(between_jobs_ci95({1.0, 1.0, 1.0}, Pool{}), {3, 4});
-  EXPECT_NEAR(same.ci95_pct, t95(2) * 3, 1e-9);
+  EXPECT_NEAR(same.ci95_pct, t95(4) * 3, 1e-9);
+}
+
+// Runs of a family of 7 rows (8 B .. 512 B), each run shifting the whole family by `shift_sd`
+// and each row by `own_sd` (sd of ln time), its jobs explaining `explained` of a run's mean.
+std::vector<std::vector<RunMean>> runs_of(int runs, double shift_sd, double own_sd,
+                                          double explained, std::uint64_t seed) {
+  std::mt19937_64 draw(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<double> shifts;
+  for (int r = 0; r < runs; ++r) shifts.push_back(shift_sd * normal(draw));
+  std::vector<std::vector<RunMean>> window(7);
+  for (int i = 0; i < 7; ++i)
+    for (int r = 0; r < runs; ++r)
+      window[i].push_back({-10.0 + i + shifts[r] + own_sd * normal(draw), explained});
+  return window;
+}
+
+TEST(RunLevelOf, NeedsTwoRuns) {
+  EXPECT_EQ(run_level_of({}).df, 0);
+  EXPECT_EQ(run_level_of(runs_of(1, 0.05, 0.02, 0, 1)).df, 0);
+  EXPECT_GT(run_level_of(runs_of(2, 0.05, 0.02, 0, 1)).df, 0);
+}
+
+TEST(RunLevelOf, IsTheRunMeansSpreadLessWhatTheJobsExplain) {
+  // Rows moving by themselves only (no shared shift): their run means' variance over many
+  // runs and rows is own_sd^2; less the jobs' part 0.0004, sqrt(0.0025 - 0.0004) = 4.58%.
+  const RunLevel level = run_level_of(runs_of(200, 0, 0.05, 0.0004, 7));
+  EXPECT_NEAR(level.sd_pct, 4.58, 0.25);
+  EXPECT_GT(level.df, 1000);  // (runs - 1) x rows: the rows tell about it independently
+  // All of it explained by the jobs: none left, never negative.
+  EXPECT_EQ(run_level_of(runs_of(50, 0, 0.02, 0.01, 7)).sd_pct, 0);
+}
+
+TEST(RunLevelOf, CountsTheFamilysSharedShiftOnce) {
+  // A shift of the whole family in each run: 7 rows do not tell 7 times as much about it, so
+  // the degrees of freedom stay near runs - 1.
+  const RunLevel level = run_level_of(runs_of(5, 0.05, 0.001, 0, 3));
+  EXPECT_GT(level.df, 3.5);
+  EXPECT_LT(level.df, 5);
 }
 
 TEST(RunLevel, AMergedRowStatesItsRunTermAndTheCombinedDf) {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/visits.hpp"
+#include "base/pooled.hpp"
 #include "jobs/merge.hpp"
 #include "run/runner.hpp"
 
@@ -155,15 +155,32 @@ TEST(CombineJobs, JobsOfOneMessageEachStateTheSpreadBetweenThem) {
 }
 
 TEST(CombineJobs, JobsWithASpreadOfTheirOwnKeepItAsTheLeastTheyState) {
-  // Three jobs that agree exactly but whose visits each spread 10%: the merged interval is
-  // the mean's, 10 / sqrt(3), not the zero between them.
+  // Three jobs that agree exactly but whose visits of 50 samples each spread 10% (sd of the
+  // visit's mean 10 / t(49)): the merged interval is the mean's, t(147) x that / sqrt(3), not
+  // the zero between them.
+  const double mean_sd = 10 / t95(49) / std::sqrt(3.0);
   const std::vector<Merge::JobFigure> jobs = {job(2e-6, 1, 50, 10, 0), job(2e-6, 1, 50, 10, 0),
                                               job(2e-6, 1, 50, 10, 0)};
-  EXPECT_NEAR(Merge::combine_jobs(jobs, 1).ci95_pct, 10 / std::sqrt(3.0), 1e-9);
+  EXPECT_NEAR(Merge::combine_jobs(jobs, 1).ci95_pct, t95(147) * mean_sd, 1e-9);
   // One job of a lone sample among them neither adds its 100% nor hides the others' spread.
   const std::vector<Merge::JobFigure> mixed = {job(2e-6, 1, 50, 10, 0), job(2e-6, 1, 1, 100, 0),
                                                job(2e-6, 1, 50, 10, 0)};
-  EXPECT_NEAR(Merge::combine_jobs(mixed, 1).ci95_pct, 10 / std::sqrt(3.0), 1e-9);
+  EXPECT_NEAR(Merge::combine_jobs(mixed, 1).ci95_pct, t95(98) * mean_sd, 1e-9);
+  // Visits of 2 samples state t(1) = 12.7 times their spread: taken out, not bounding the
+  // merged interval at 6.5 times it.
+  const std::vector<Merge::JobFigure> pairs = {
+      job(2e-6, 1, 2, 12.706, 0), job(2e-6, 1, 2, 12.706, 0), job(2e-6, 1, 2, 12.706, 0)};
+  EXPECT_NEAR(Merge::combine_jobs(pairs, 1).ci95_pct, t95(3) * 1 / std::sqrt(3.0), 1e-3);
+}
+
+TEST(CombineJobs, APooledSpreadBetweenJobsIsNotBoundByTheirSamples) {
+  // The same three jobs with a pool of the family's rows behind them (7 rows, 20 df, 1%): the
+  // pool measures a job's whole variance, its samples' part included.
+  const std::vector<Merge::JobFigure> jobs = {job(2e-6, 1, 50, 10, 0), job(2e-6, 1, 50, 10, 0),
+                                              job(2e-6, 1, 50, 10, 0)};
+  const Figure f = Merge::combine_jobs(jobs, 1, Pool{0.01 * 0.01, 20, 7});
+  EXPECT_NEAR(f.ci95_pct, t95(20) * 1 / std::sqrt(3.0), 1e-9);
+  EXPECT_EQ(f.ci95_rows, 7);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ import statistics
 from . import fields, files, history, machine_model, machines, names
 from .finite import is_finite_number
 
-MIN_RUNS_FOR_RUN_LEVEL = 3  # a run-level variance needs the means of this many runs
+MIN_RUNS_FOR_RUN_LEVEL = 2  # a run-level variance needs the means of this many runs
 # A row's history fields, in the order a history entry lists them after its bytes.
 ROW_FIELDS = (
     "mean_ln",
@@ -182,8 +182,10 @@ def run_entry(document, source, job_seconds=None):
 
 @dataclasses.dataclass(frozen=True)
 class RunRow:
-    """One run's figures of one row (a history entry's row, with its run's job count)."""
+    """One run's figures of one row (a history entry's row, with its run's job count and its
+    index in the history)."""
 
+    run: int
     jobs: int
     mean_ln: float
     var_between: float
@@ -208,10 +210,7 @@ class RowComponents:
     fixed_s: float  # c_r: a visit's set-up, warm-up and checks
     sample_s: float  # s_r: one sample
     w: float | None = None  # the visit's own variance x its seconds (>= a); None: a
-
-    @property
-    def run_df(self):
-        return self.runs - 1 if self.run_level is not None else 0
+    run_df: float = 0  # the run level's degrees of freedom (0: none)
 
     @property
     def visit(self):
@@ -222,7 +221,7 @@ class RowComponents:
 def run_rows(entries):
     """{(family, bytes): [RunRow, ...]} over the history's entries, oldest first."""
     found = {}
-    for entry in entries:
+    for run, entry in enumerate(entries):
         jobs = entry.get("jobs")
         if not isinstance(jobs, int):
             continue
@@ -234,7 +233,7 @@ def run_rows(entries):
                 found.setdefault((family, int(point[0])), []).append(
                     # stopped_on_precision stays in the file for people to read; the plan caps
                     # every row where it would stop on precision (plan.precision_caps).
-                    RunRow(jobs=jobs, **{k: values[k] for k in ROW_FIELDS[:-1]})
+                    RunRow(run=run, jobs=jobs, **{k: values[k] for k in ROW_FIELDS[:-1]})
                 )
     return found
 
@@ -246,13 +245,21 @@ def df_weighted(pairs):
     return sum((jobs - 1) * value for jobs, value in pairs) / weight if weight else None
 
 
-def run_level_raw(runs):
-    """Variance of the runs' means less what their jobs' spread explains (unclipped); None
-    with fewer than MIN_RUNS_FOR_RUN_LEVEL runs."""
+def row_run_level(by_size, sizes, size):
+    """(s2R, df) of the row of `size` (machine_model.run_level_of): its runs' means and those of
+    its family's rows within POOL_SIZE_FACTOR measured in all of the same runs; (None, 0)
+    with fewer than MIN_RUNS_FOR_RUN_LEVEL runs. by_size: {size: [RunRow, ...]}."""
+    runs = [r.run for r in by_size[size]]
     if len(runs) < MIN_RUNS_FOR_RUN_LEVEL:
-        return None
-    explained = statistics.fmean(r.var_between / r.jobs for r in runs)
-    return statistics.variance([r.mean_ln for r in runs]) - explained
+        return None, 0
+    window = []
+    for near in machine_model.pool_window(sizes, size):
+        by_run = {r.run: r for r in by_size[near]}
+        if all(run in by_run for run in runs):
+            window.append(
+                [(by_run[run].mean_ln, by_run[run].var_between / by_run[run].jobs) for run in runs]
+            )
+    return machine_model.run_level_of(window)
 
 
 # Visit lengths that differ by less than this factor cannot tell p from w / tau.
@@ -306,7 +313,7 @@ def components(entries):
         sampled = {
             s: df_weighted((r.jobs, r.var_sampling) for r in by_row[family, s]) for s in sizes
         }
-        raw_run = {s: run_level_raw(by_row[family, s]) for s in sizes}
+        by_size = {s: by_row[family, s] for s in sizes}
         a_of = {s: sampling_product(by_row[family, s]) for s in sizes}
         fitted = {s: fit_visit_length(by_row[family, s], a_of[s]) for s in sizes}
         for size in sorted(sizes):
@@ -314,7 +321,7 @@ def components(entries):
             near = machine_model.pool_window(sizes, size)
             between = window_mean(pooled, near)
             sampling = window_mean(sampled, near) or 0.0
-            run_level = window_mean(raw_run, near) if raw_run[size] is not None else None
+            run_level, run_df = row_run_level(by_size, sizes, size)
             fits = [fitted[s] for s in near if fitted[s] is not None]
             process = statistics.fmean(p for p, _ in fits) if fits else max(0.0, between - sampling)
             out.append(
@@ -327,7 +334,8 @@ def components(entries):
                     process=process,
                     a=a_of[size],
                     w=statistics.fmean(w for _, w in fits) if fits else None,
-                    run_level=None if run_level is None else max(0.0, run_level),
+                    run_level=run_level,
+                    run_df=run_df,
                     fixed_s=statistics.fmean(r.fixed_s for r in runs),
                     sample_s=statistics.fmean(r.sample_s for r in runs),
                 )

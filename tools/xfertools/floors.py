@@ -15,6 +15,7 @@ that the history does not hold kept, as a later run of fewer families keeps the 
 """
 
 import json
+import math
 import os
 
 from . import components, files, history, machine_model, machines, plan
@@ -24,6 +25,7 @@ FORMAT_1 = "xferbench-floor/1"
 DEFAULT_DIRECTORY = os.path.join("results", "floors")
 MIN_JOBS = 3
 MAX_RUNS = 10  # history entries kept; the oldest dropped
+MIN_RUNS_FOR_PLAN = 3  # the plan trusts the costs and components of this many runs
 ASSUMED_JOB_S = 1.0  # c0 where no run of the history had its jobs' seconds
 ASSUMED_DF_PER_JOB_DF = 1.0  # q where no run states ci95_df: each row's own jobs
 RULE = (
@@ -99,12 +101,14 @@ def floors_of(rows):
 
 
 def run_floors_of(rows):
-    """{family: [[bytes, sd_pct, df], ...]} of the rows with a run level (K >= 3 runs)."""
+    """{family: [[bytes, sd_pct, df], ...]} of the rows with a run level (2 or more runs), df
+    those of the run means' pooled variance (machine_model.run_level_of), to 0.01 below."""
     out = {}
     for r in rows:
         if r.run_level is not None:
             sd = machine_model.run_sd_pct(r.run_level)
-            out.setdefault(r.family, []).append([r.bytes, sd, r.run_df])
+            df = max(1.0, math.floor(r.run_df * 100) / 100)
+            out.setdefault(r.family, []).append([r.bytes, sd, df])
     return out
 
 
@@ -146,7 +150,7 @@ def floor_document(document, source, earlier=None, job_seconds=None, budget=plan
     rows = components.components(entries)
     costs = costs_of(entries, rows)
     made = None
-    if len(entries) >= components.MIN_RUNS_FOR_RUN_LEVEL:
+    if len(entries) >= MIN_RUNS_FOR_PLAN:
         ran = max((e["jobs"] for e in entries if isinstance(e.get("jobs"), int)), default=0)
         made = plan.make_plan(
             rows,
@@ -179,8 +183,8 @@ def describe(content):
     made = content["plan"]
     if made:
         what = f"next run: {made['jobs']} jobs, {made['predicted_wall_s']:g} s predicted"
-    elif runs < components.MIN_RUNS_FOR_RUN_LEVEL:
-        what = f"a plan is made from {components.MIN_RUNS_FOR_RUN_LEVEL} runs"
+    elif runs < MIN_RUNS_FOR_PLAN:
+        what = f"a plan is made from {MIN_RUNS_FOR_PLAN} runs"
     else:
         what = f"no plan: {plan.MIN_JOBS} jobs do not fit in the budget"
     return f"{runs} run{'s' * (runs != 1)} in its history; {what}"
