@@ -98,7 +98,7 @@ BetweenJobs between_jobs_ci95(const std::vector<double>& seconds, const Pool& po
 }
 
 RunLevel run_level_of(const std::vector<std::vector<RunMean>>& window) {
-  if (window.empty() || window.front().size() < 2) return {};
+  if (window.empty() || window.front().size() < kRunLevelRuns) return {};
   std::vector<std::vector<double>> y;
   double explained = 0;
   for (const std::vector<RunMean>& row : window) {

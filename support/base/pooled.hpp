@@ -22,6 +22,9 @@ namespace xfer {
 constexpr double kPoolSizeFactor = 8;
 // A row whose own between-job variance exceeds its pool's at this level keeps its own interval.
 constexpr double kNoisierAlpha = 0.05;
+// A run level is known from this many runs on (this one included): from 2, its 1-2 degrees of
+// freedom made the second run of a fresh H200 state 1.5x what its reruns needed.
+constexpr std::size_t kRunLevelRuns = 3;
 
 // Whether rows of one family of sizes `a` and `b` pool: within kPoolSizeFactor of each other.
 bool pools_with(std::uint64_t a, std::uint64_t b);
@@ -74,10 +77,10 @@ struct RunMean {
 };
 
 // The run level of a window of rows (one family, sizes within kPoolSizeFactor), each measured
-// by the same n >= 2 runs (window[row][run]): the variance of a run's mean, pooled over the rows
-// as the jobs are (a shift of the whole family in a run shared by the rows, each row's own
+// by the same n >= kRunLevelRuns runs (window[row][run]): the variance of a run's mean, pooled over
+// the rows as the jobs are (a shift of the whole family in a run shared by the rows, each row's own
 // move), less the part the runs' jobs explain (their mean `explained`), at least 0; its degrees
-// of freedom those of the pooled variance. None (df 0) with fewer than 2 runs.
+// of freedom those of the pooled variance. None (df 0) with fewer runs.
 RunLevel run_level_of(const std::vector<std::vector<RunMean>>& window);
 
 // `between` with the run level added: the variance of the jobs' mean it rests on, V_b =

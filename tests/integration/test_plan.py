@@ -228,7 +228,8 @@ class MachinePlan(unittest.TestCase):
                 v_r = (row["run_sd_pct"] / 100) ** 2
                 self.assertGreater(row["ci95_df"], min(df_b, 2) - 1e-9)
                 half = machine_model.t95(row["ci95_df"]) * (v_b + v_r) ** 0.5 * 100
-                self.assertAlmostEqual(row["ci95_pct"], half, places=2)
+                # (xferbench's t quantiles are a table to three decimals)
+                self.assertAlmostEqual(row["ci95_pct"] / half, 1, places=3)
         # 8 B is in no run of the history: as without it.
         self.assertEqual(wide[8]["run_sd_pct"], 0)
         self.assertEqual(wide[8]["ci95_pct"], plain[8]["ci95_pct"])

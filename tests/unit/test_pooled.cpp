@@ -244,10 +244,11 @@ std::vector<std::vector<RunMean>> runs_of(int runs, double shift_sd, double own_
   return window;
 }
 
-TEST(RunLevelOf, NeedsTwoRuns) {
+TEST(RunLevelOf, NeedsThreeRuns) {
   EXPECT_EQ(run_level_of({}).df, 0);
   EXPECT_EQ(run_level_of(runs_of(1, 0.05, 0.02, 0, 1)).df, 0);
-  EXPECT_GT(run_level_of(runs_of(2, 0.05, 0.02, 0, 1)).df, 0);
+  EXPECT_EQ(run_level_of(runs_of(2, 0.05, 0.02, 0, 1)).df, 0);
+  EXPECT_GT(run_level_of(runs_of(3, 0.05, 0.02, 0, 1)).df, 0);
 }
 
 TEST(RunLevelOf, IsTheRunMeansSpreadLessWhatTheJobsExplain) {

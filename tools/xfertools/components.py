@@ -26,7 +26,7 @@ import statistics
 from . import fields, files, history, machine_model, machines, names
 from .finite import is_finite_number
 
-MIN_RUNS_FOR_RUN_LEVEL = 2  # a run-level variance needs the means of this many runs
+MIN_RUNS_FOR_RUN_LEVEL = machine_model.RUN_LEVEL_RUNS  # a run level needs this many runs' means
 # A row's history fields, in the order a history entry lists them after its bytes.
 ROW_FIELDS = (
     "mean_ln",

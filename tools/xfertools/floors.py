@@ -101,7 +101,7 @@ def floors_of(rows):
 
 
 def run_floors_of(rows):
-    """{family: [[bytes, sd_pct, df], ...]} of the rows with a run level (2 or more runs), df
+    """{family: [[bytes, sd_pct, df], ...]} of the rows with a run level (3 or more runs), df
     those of the run means' pooled variance (machine_model.run_level_of), to 0.01 below."""
     out = {}
     for r in rows:

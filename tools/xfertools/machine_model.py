@@ -23,6 +23,8 @@ from .finite import is_finite_number
 
 # support/base/pooled.hpp kPoolSizeFactor: rows of a family this near in size move alike, and pool.
 POOL_SIZE_FACTOR = 8
+# support/base/pooled.hpp kRunLevelRuns: a run level is known from the means of this many runs.
+RUN_LEVEL_RUNS = 3
 
 
 def pools_with(size, other):
@@ -107,9 +109,9 @@ def run_level_of(window):
     """(s2R, df) of a window of rows measured by the same runs (window[row][run] = (mean_ln,
     explained): a run's mean of ln time and the variance of it its jobs explain): the run
     means' variance pooled over the rows as the jobs' is, less the mean explained part, at
-    least 0, with the pooled variance's degrees of freedom; (None, 0) below 2 runs
+    least 0, with the pooled variance's degrees of freedom; (None, 0) below RUN_LEVEL_RUNS runs
     (support/base/pooled.cpp, run_level_of)."""
-    if not window or len(window[0]) < 2:
+    if not window or len(window[0]) < RUN_LEVEL_RUNS:
         return None, 0
     variance, df = pool_of_logs([[mean for mean, _ in row] for row in window])
     explained = sum(e for row in window for _, e in row) / (len(window) * len(window[0]))
