@@ -10,6 +10,9 @@ constexpr const char* kReason =
 
 void register_memcpy_peer(Registry& registry) { registry.skip("memcpy_peer", kReason); }
 void register_host_staging(Registry& registry) { registry.skip("host_staging", kReason); }
+void register_ce_copy(Registry& registry) { registry.skip("ce_copy", kReason); }
+void register_sm_copy(Registry& registry) { registry.skip("sm_copy", kReason); }
+void register_pointer_chase(Registry& registry) { registry.skip("pointer_chase", kReason); }
 void register_mpi_staged(Registry& registry) { registry.skip("mpi_staged", kReason); }
 void register_mpi_cuda_aware(Registry& registry) {
   // What the MPI says about device pointers is worth recording even where we cannot use them.

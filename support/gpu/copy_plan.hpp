@@ -17,8 +17,8 @@ namespace xfer::gpu {
 
 struct GpuFacts {
   int devices = 0;
-  std::string why_none;          // why there is no device, when devices == 0
-  std::vector<bool> can_access;  // row-major devices x devices: cudaDeviceCanAccessPeer(a, b)
+  std::string why_none;            // why there is no device, when devices == 0
+  std::vector<bool> can_access;    // row-major devices x devices: cudaDeviceCanAccessPeer(a, b)
   std::vector<std::string> buses;  // each device's PCI bus id (empty: not probed)
 
   bool p2p(int a, int b) const;
@@ -50,6 +50,10 @@ struct StagingFamily {
   std::string name() const;
   links::Crossing crossing() const;  // down src's PCIe link and up dst's, in turn or at once
 };
+
+// Their sizes: every size of the run, all in the default selection.
+inline FamilySizes sizes_of(const PeerFamily&) { return {}; }
+inline FamilySizes sizes_of(const StagingFamily&) { return {}; }
 
 template <class Family>
 struct CopyPlan {

@@ -89,7 +89,8 @@ links::Crossing crossing_of(const Family& family, const GpuFacts& facts) {
 
 // Registration shared by the one-process copy paths: rank 0 probes the GPUs and every rank
 // plans from its facts (`plan(gpus, facts)` -> skips and families), skips are recorded, rank 0
-// announces the GPUs in use, and each family is added with its own may-hold flag, which
+// announces the GPUs in use, and each family is added at its sizes (sizes_of(family), found
+// beside the family's type) with its own may-hold flag, which
 // `row(visit, harness, row, family, may_hold)` clears once a stream hold gave up.
 template <class PlanFn, class RowFn>
 void register_copy_families(Registry& registry, const std::string& path, PlanFn plan_for,
@@ -112,7 +113,7 @@ void register_copy_families(Registry& registry, const std::string& path, PlanFn 
         [family, may_hold, row_fn](Visit& visit, const Harness& h, const Row& row) {
           row_fn(visit, h, row, family, *may_hold);
         },
-        big_warm_up, crossing_of(family, facts));
+        big_warm_up, crossing_of(family, facts), sizes_of(family));
   }
 }
 

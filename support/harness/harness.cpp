@@ -27,13 +27,18 @@ void Registry::skip(const std::string& path, const std::string& reason) {
   skips_.push_back({path, reason});
 }
 
+bool FamilySizes::in_default(std::uint64_t bytes) const {
+  return all_by_default ||
+         std::find(by_default.begin(), by_default.end(), bytes) != by_default.end();
+}
+
 void Registry::add(const std::string& path, const std::string& family, BenchFn fn,
-                   BigWarmUp big_warm_up, links::Crossing crossing) {
+                   BigWarmUp big_warm_up, links::Crossing crossing, const FamilySizes& sizes) {
   ++families_;
-  for (const std::uint64_t bytes : config_.sizes) {
+  for (const std::uint64_t bytes : sizes.own.empty() ? config_.sizes : sizes.own) {
     const std::uint64_t seed = pattern_seed(bytes, rows_.size() + 1);
     rows_.push_back({family + "/bytes:" + std::to_string(bytes), family, path, bytes, seed, fn,
-                     big_warm_up, crossing});
+                     big_warm_up, crossing, sizes.in_default(bytes)});
   }
 }
 

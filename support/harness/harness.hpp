@@ -109,6 +109,16 @@ struct Skip {
   std::string reason;
 };
 
+// Which sizes a family has, and which of its rows a run without --benchmark_filter holds
+// (selection.hpp). By default: every size of --xfer_sizes, all in the default selection.
+struct FamilySizes {
+  std::vector<std::uint64_t> own;  // the family's own sizes, whatever --xfer_sizes says (e.g. a
+                                   // pointer chase: one 8-byte load a message); empty: the run's
+  bool all_by_default = true;      // every row in the default selection; else only...
+  std::vector<std::uint64_t> by_default;  // ...the rows of these sizes (others: a filter away)
+  bool in_default(std::uint64_t bytes) const;
+};
+
 // A row as registered: one family at one size.
 struct RowSpec {
   std::string name;    // family + "/bytes:N"
@@ -119,6 +129,7 @@ struct RowSpec {
   BenchFn fn;
   BigWarmUp big_warm_up = BigWarmUp::NewFamily;
   links::Crossing crossing;  // what the family's bytes cross, as its path declared
+  bool by_default = true;    // in the selection of a run without --benchmark_filter
 };
 
 class Registry {
@@ -136,11 +147,12 @@ class Registry {
 
   // This path cannot run here; `reason` is what the user reads ("needs 2 ranks").
   void skip(const std::string& path, const std::string& reason);
-  // Adds `family` (a path, optionally with "/key:value" variant parts) at every size, with what
-  // its bytes cross (links.hpp: Crossing). Which of these rows run is for the selection
-  // (support/harness/selection.hpp) to say.
+  // Adds `family` (a path, optionally with "/key:value" variant parts) at every size (or at
+  // `sizes.own`), with what its bytes cross (links.hpp: Crossing). Which of these rows run is
+  // for the selection (support/harness/selection.hpp) to say.
   void add(const std::string& path, const std::string& family, BenchFn fn,
-           BigWarmUp big_warm_up = BigWarmUp::NewFamily, links::Crossing crossing = {});
+           BigWarmUp big_warm_up = BigWarmUp::NewFamily, links::Crossing crossing = {},
+           const FamilySizes& sizes = {});
 
   // The links rows cross (links.hpp): the GPU paths set answers and routes on rank 0; the
   // runner reads the links while rows run and reports each row's share of its route.

@@ -103,10 +103,11 @@ namespace {
 std::vector<std::size_t> pick(const std::vector<RowSpec>& rows, const Filter& filter,
                               std::string (*read)(const std::string&),
                               const std::vector<std::string>& modes, bool modes_given,
-                              std::set<std::string>& left_out_modes) {
+                              bool filtered, std::set<std::string>& left_out_modes) {
   std::vector<std::size_t> picked;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string& name = rows[i].name;
+    if (!filtered && !rows[i].by_default) continue;  // a filter away (FamilySizes)
     if (!filter.selects(read(name))) continue;
     const std::string mode = exchange_mode_of(name);
     const bool asked = mode.empty() || std::find(modes.begin(), modes.end(), mode) != modes.end();
@@ -134,7 +135,7 @@ std::string misread_name_hint(const std::vector<RowSpec>& rows, const Filter& fi
   } readings[] = {{as_named, false, true}, {older_run_name, true, false}, {older_name, true, true}};
   for (const auto& reading : readings) {
     std::set<std::string> ignored;
-    const auto picked = pick(rows, filter, reading.read, modes, modes_given, ignored);
+    const auto picked = pick(rows, filter, reading.read, modes, modes_given, true, ignored);
     if (picked.empty()) continue;
     const RowSpec& row = rows[picked[0]];
     std::string hint = "it probably meant " + run_name(row.name);
@@ -158,7 +159,7 @@ Selection select_rows(const std::vector<RowSpec>& rows, const std::string& text,
   Selection out;
   // The modes of rows the filter matched but --xfer_modes left out.
   std::set<std::string> left_out_modes;
-  out.rows = pick(rows, filter, run_name, modes, modes_given, left_out_modes);
+  out.rows = pick(rows, filter, run_name, modes, modes_given, !text.empty(), left_out_modes);
   if (!out.rows.empty()) return out;
   if (!left_out_modes.empty()) {
     out.hint = "it matches rows of mode " + join(left_out_modes) +

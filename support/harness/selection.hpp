@@ -6,7 +6,9 @@
 // modes --xfer_modes names run (default: ping-pong only). Where --xfer_modes was not given, a
 // stream or bidir row runs too when the filter picks it for its mode: the filter matches the
 // row but not the same name without its mode (--benchmark_filter=mpi_host/mode:stream runs
-// those rows; --benchmark_filter=mpi_host stays ping-pong only).
+// those rows; --benchmark_filter=mpi_host stays ping-pong only). Rows a family keeps out of the
+// default selection (harness.hpp: FamilySizes) run only where a --benchmark_filter is given
+// ("all" included) and selects them.
 #pragma once
 
 #include <cstdint>

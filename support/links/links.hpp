@@ -173,12 +173,15 @@ struct Crossing {
     None,            // nothing modelled
     GpuCopy,         // this process copies GPU src -> GPU dst (memcpy_peer)
     HostStagedCopy,  // this process copies GPU src -> host -> GPU dst (host_staging)
+    HostCopy,        // this process copies between host memory and GPU src (ce_copy, sm_copy)
+    LocalCopy,       // this process copies within GPU src's memory (dir:local of the same)
     RankHostMemory,  // a pair of ranks exchanges host memory (mpi_host)
     RankHostStaged,  // a pair of ranks stages GPU data through host memory (mpi_staged)
     RankGpuMemory,   // a pair of ranks hands GPU memory to a library (mpi_cuda_aware, nccl)
   };
   Kind kind = Kind::None;
-  int src_gpu = -1;  // GpuCopy, HostStagedCopy: visible devices of this process
+  int src_gpu = -1;  // GpuCopy, HostStagedCopy, HostCopy, LocalCopy: visible devices of this
+                     // process (HostCopy and LocalCopy: dst_gpu = src_gpu)
   int dst_gpu = -1;
   std::string src_bus;  // ... and their PCI bus ids, as the registering process probed them
   std::string dst_bus;

@@ -68,6 +68,8 @@ Route one_process_route(Book& book, const Crossing& crossing) {
   if (a.empty() || b.empty()) return {};
   if (crossing.kind == Crossing::Kind::HostStagedCopy)
     return both_pcie(book, a, b, join_of(crossing));
+  if (crossing.kind == Crossing::Kind::HostCopy) return Route{{book.pcie(a)}};
+  if (crossing.kind == Crossing::Kind::LocalCopy) return Route{{book.memory(a)}};
   if (crossing.peer_access) return gpu_to_gpu(book, a, b);
   return both_pcie(book, a, b, Route::Join::Overlapped);
 }
@@ -155,6 +157,8 @@ void route_families(Book& book, const json::Value& context,
     switch (crossing.kind) {
       case Crossing::Kind::GpuCopy:
       case Crossing::Kind::HostStagedCopy:
+      case Crossing::Kind::HostCopy:
+      case Crossing::Kind::LocalCopy:
         route = one_process_route(book, crossing);
         break;
       case Crossing::Kind::RankHostMemory:

@@ -2,6 +2,9 @@
 // what the run's context says of the GPUs and ranks (docs/links.md). Plain C++ on rank 0's context,
 // so it is testable without a GPU.
 //   host_staging    down GPU a's PCIe link, up GPU b's: in turn (sequential) or at once (pipelined)
+//   ce_copy, sm_copy   host:*: GPU's PCIe link (dir:bi: both of its directions); dir:local: the
+//                   GPU's memory (a copy's payload: half its rate); sm_copy peer:*: as memcpy_peer
+//                   p2p:on; pointer_chase declares nothing (a latency: no share of a link)
 //   memcpy_peer     p2p:on: the NVLink links between a and b, else both PCIe links at once;
 //                   p2p:off: both PCIe links at once (the driver stages through the host)
 //   mpi_staged      one pair: both PCIe links in turn or at once, and the network port between

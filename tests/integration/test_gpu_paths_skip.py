@@ -1,18 +1,25 @@
-"""The MPI GPU paths on a machine without a GPU: skipped, with a reason, and not a failure.
+"""The GPU paths on a machine without a GPU: skipped, with a reason, and not a failure.
 
-mpi_staged, mpi_cuda_aware and nccl_sendrecv cannot run without a GPU (or in a build without
-CUDA/NCCL). A user must see why, on the console and in the JSON (context.xferbench.skipped),
-and the run must still succeed when another path ran; a run that selected only paths skipped
-here measured nothing and exits 1. --xfer_require turns the skip into a failure. What MPI says
-about CUDA-awareness is recorded even so. On a machine with a GPU these tests skip themselves
-(tests/gpu covers it).
+ce_copy, sm_copy, pointer_chase, mpi_staged, mpi_cuda_aware and nccl_sendrecv cannot run without
+a GPU (or in a build without CUDA/NCCL). A user must see why, on the console and in the JSON
+(context.xferbench.skipped), and the run must still succeed when another path ran; a run that
+selected only paths skipped here measured nothing and exits 1. --xfer_require turns the skip
+into a failure. What MPI says about CUDA-awareness is recorded even so. On a machine with a GPU
+these tests skip themselves (tests/gpu covers it).
 """
 
 import unittest
 
 from xfer_testlib import QUICK, launch_json, rows
 
-GPU_PATHS = ("mpi_staged", "mpi_cuda_aware", "nccl_sendrecv")
+GPU_PATHS = (
+    "ce_copy",
+    "sm_copy",
+    "pointer_chase",
+    "mpi_staged",
+    "mpi_cuda_aware",
+    "nccl_sendrecv",
+)
 # Reasons a GPU path gives on a machine (or in a build) without GPUs, or with a driver older
 # than the CUDA it was built with.
 NO_GPU_WORDS = ("no GPU", "NVIDIA driver", "built without CUDA", "built without NCCL")

@@ -107,5 +107,41 @@ TEST(Selection, ModeLeftOutByXferModesStillNamesTheFlag) {
   EXPECT_TRUE(contains(s.hint, "add --xfer_modes=stream")) << s.hint;
 }
 
+// A family that keeps rows out of the default run (harness.hpp: FamilySizes): ce_copy at 8 B
+// only by default, sm_copy at none.
+std::vector<RowSpec> rows_with_extras() {
+  std::vector<RowSpec> rows = {row("mpi_host/mode:pingpong", 8)};
+  for (const std::uint64_t bytes : {8, 64}) {
+    RowSpec ce = row("ce_copy/host:pinned/dir:h2d/gpu:0", bytes);
+    ce.by_default = bytes == 8;
+    rows.push_back(ce);
+    RowSpec sm = row("sm_copy/host:mapped/dir:h2d/gpu:0", bytes);
+    sm.by_default = false;
+    rows.push_back(sm);
+  }
+  return rows;
+}
+
+std::vector<std::string> picked(const std::string& filter) {
+  const auto rows = rows_with_extras();
+  std::vector<std::string> out;
+  for (const auto i : select_rows(rows, filter, {"pingpong"}, false, {8, 64}).rows)
+    out.push_back(rows[i].name);
+  return out;
+}
+
+TEST(Selection, RowsKeptOutOfTheDefaultRunOnlyWithoutAFilter) {
+  EXPECT_EQ(picked(""), (std::vector<std::string>{"mpi_host/mode:pingpong/bytes:8",
+                                                  "ce_copy/host:pinned/dir:h2d/gpu:0/bytes:8"}));
+}
+
+TEST(Selection, AFilterReachesRowsKeptOutOfTheDefaultRun) {
+  EXPECT_EQ(picked("sm_copy"),
+            (std::vector<std::string>{"sm_copy/host:mapped/dir:h2d/gpu:0/bytes:8",
+                                      "sm_copy/host:mapped/dir:h2d/gpu:0/bytes:64"}));
+  EXPECT_EQ(picked("all").size(), 5u);
+  EXPECT_EQ(picked("ce_copy/.*/bytes:64/").size(), 1u);
+}
+
 }  // namespace
 }  // namespace xfer

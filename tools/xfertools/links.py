@@ -19,9 +19,14 @@ KINDS = ("PCIe", "NVLink", "memory", "network")
 # nor ping-pong between ranks, still rising at 1 GiB), at the sizes where their bandwidth has
 # saturated: from 256 MiB, where each measured family's median share over the recorded runs is
 # within 2% of its share at 1 GiB. Each family (pair included) is judged by its best such row.
+# ce_copy and sm_copy name their direction (dir:h2d, dir:d2h, dir:bi), each its own family, so
+# a link slow one way is judged, and named, by that way alone.
 FILLING = re.compile(
     r"^(host_staging/host:pinned/mode:(sequential|pipelined)/pair:[0-9]+to[0-9]+"
     r"|memcpy_peer/p2p:on/dir:(uni|bi)/pair:[0-9]+to[0-9]+"
+    r"|ce_copy/(host:pinned/dir:(h2d|d2h|bi)|dir:local)/gpu:[0-9]+"
+    r"|sm_copy/(host:mapped/dir:(h2d|d2h|bi)|dir:local)/gpu:[0-9]+"
+    r"|sm_copy/peer:(read|write|bi)/pair:[0-9]+to[0-9]+"
     r"|(mpi_cuda_aware|nccl_sendrecv|mpi_host)/mode:(stream|bidir))$"
 )
 JUDGED_FROM_BYTES = 256 << 20
@@ -168,11 +173,14 @@ def problems(document):
 
 
 def pair_gpus(document, family):
-    """How many GPUs a family's bytes move between: 1 (both ends on one GPU), 2, or None
-    (between nodes, or not recorded). From its pair:AtoB, else from the run's one rank pair."""
+    """How many GPUs a family's bytes move between: 1 (both ends on one GPU, or one GPU and the
+    host: gpu:N), 2, or None (between nodes, or not recorded). From its pair:AtoB or gpu:N, else
+    from the run's one rank pair."""
     match = re.search(r"/pair:([0-9]+)to([0-9]+)(/|$)", family)
     if match:
         return 1 if match.group(1) == match.group(2) else 2
+    if re.search(r"/gpu:[0-9]+(/|$)", family):  # one GPU and the host, or its own memory
+        return 1
     xferbench = machines.xferbench_context(machines.context_of(document)) or {}
     pairs = xferbench.get("pairs")
     if not isinstance(pairs, list) or len(pairs) != 1 or not isinstance(pairs[0], dict):
