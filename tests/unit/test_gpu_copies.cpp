@@ -10,23 +10,13 @@
 
 #include "config/config.hpp"
 #include "gpu/copies_plan.hpp"
+#include "gpu_facts.hpp"
 
 namespace xfer::gpu {
 namespace {
 
-GpuFacts facts(int devices, std::vector<std::pair<int, int>> blocked = {}) {
-  GpuFacts f;
-  f.devices = devices;
-  for (int a = 0; a < devices; ++a) {
-    for (int b = 0; b < devices; ++b) {
-      const bool cut = std::find(blocked.begin(), blocked.end(), std::pair{a, b}) != blocked.end();
-      f.can_access.push_back(a != b && !cut);
-    }
-  }
-  return f;
-}
-
-GpuPairs pairs(const std::string& text) { return parse_gpu_pairs(text, "--xfer_gpus"); }
+using testing::facts;
+using testing::pairs;
 
 template <class Family>
 std::vector<std::string> names(const CopyPlan<Family>& plan) {

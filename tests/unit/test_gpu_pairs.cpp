@@ -12,24 +12,13 @@
 #include "gpu/copy_plan.hpp"
 #include "gpu/cuda.hpp"
 #include "gpu/devices.hpp"
+#include "gpu_facts.hpp"
 
 namespace xfer::gpu {
 namespace {
 
-// `devices` GPUs; every pair can reach every other unless listed in `blocked` as (a, b).
-GpuFacts facts(int devices, std::vector<std::pair<int, int>> blocked = {}) {
-  GpuFacts f;
-  f.devices = devices;
-  for (int a = 0; a < devices; ++a) {
-    for (int b = 0; b < devices; ++b) {
-      const bool cut = std::find(blocked.begin(), blocked.end(), std::pair{a, b}) != blocked.end();
-      f.can_access.push_back(a != b && !cut);
-    }
-  }
-  return f;
-}
-
-GpuPairs pairs(const std::string& text) { return parse_gpu_pairs(text, "--xfer_gpus"); }
+using testing::facts;
+using testing::pairs;
 GpuPairs default_pairs() { return GpuPairs{}; }
 
 template <class Family>
@@ -61,7 +50,7 @@ TEST(GpuFacts, SurviveTheBroadcastEncoding) {
   EXPECT_TRUE(back.p2p(2, 0));
   EXPECT_FALSE(back.p2p(1, 1));
   EXPECT_FALSE(back.p2p(0, 3));  // out of range is "no", never a crash
-  EXPECT_EQ(back.bus(1), "");     // not probed: no bus, no route (links/routes.hpp)
+  EXPECT_EQ(back.bus(1), "");    // not probed: no bus, no route (links/routes.hpp)
 
   // Rank 0's bus ids reach every rank: the copy paths declare them with their crossing.
   f.buses = {"00000000:00:06.0", "00000000:00:07.0", "00000000:00:08.0"};
