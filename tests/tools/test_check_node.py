@@ -30,6 +30,18 @@ FULL_RUN = os.path.join(FIXTURES, "h200-default-run.json")
 # without the visits' records, each family's rows at 8 B and 1 GiB, the pinned staging and
 # p2p:on copies also at 256 and 512 MiB.
 TWO_GPU_RUN = os.path.join(FIXTURES, "h200x2-default-run.json")
+# Copies at 512 MiB on a healthy H200 (docs/results/2026-11-29-copies, round 1).
+COPIES_RUN = os.path.join(FIXTURES, "h200-copies.json")
+COPY_FAMILIES = (
+    "ce_copy/host:pinned/dir:h2d/gpu:0",
+    "ce_copy/host:pinned/dir:d2h/gpu:0",
+    "ce_copy/host:pinned/dir:bi/gpu:0",
+    "ce_copy/dir:local/gpu:0",
+    "sm_copy/host:mapped/dir:h2d/gpu:0",
+    "sm_copy/host:mapped/dir:d2h/gpu:0",
+    "sm_copy/host:mapped/dir:bi/gpu:0",
+    "sm_copy/dir:local/gpu:0",
+)
 SEQ = "host_staging/host:pinned/mode:sequential/pair:0to0"
 PIPE = "host_staging/host:pinned/mode:pipelined/pair:0to0"
 PEER = "memcpy_peer/p2p:on/dir:uni/pair:0to1"
@@ -258,20 +270,32 @@ class CheckNode(unittest.TestCase):
         # Synthetic shares: a link that reaches 86% host -> device but 50% device -> host.
         document = link_document({CE_H2D: 0.86, CE_D2H: 0.50, SM_H2D: 0.80, SM_D2H: 0.79})
         result = self.check(document)
-        self.assertEqual(result.returncode, 1, result.stdout)  # nothing has a default share
-        for family in (CE_H2D, CE_D2H, SM_H2D, SM_D2H):
-            self.assertIn(family, result.stdout)
-        self.assertIn("not judged (no share measured", result.stdout)
-        result = self.check(document, "--pcie-share=70%")
         self.assertEqual(result.returncode, 1, result.stdout)
         self.assertIn(f"ok   {CE_H2D}: 54.2 GB/s is 86.0% of its link", result.stdout)
         self.assertIn(
             f"FAIL {CE_D2H}: 31.5 GB/s is 50.0% of its link (PCIe: pcie:0000:00:06.0, "
-            "63.0 GB/s) at 256 MiB; wanted 70%",
+            "63.0 GB/s) at 256 MiB; wanted 82%",
             result.stdout,
         )
+        self.assertIn(f"ok   {SM_H2D}", result.stdout)
         self.assertIn(f"ok   {SM_D2H}", result.stdout)
         self.assertIn("FAIL 1 of 4 judged families short of its share", result.stdout)
+        result = self.check(document, "--pcie-share=45%")  # one share for every PCIe family
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn(f"ok   {CE_D2H}: 31.5 GB/s is 50.0% of its link", result.stdout)
+
+    def test_recorded_copies_pass_and_each_family_20_percent_slower_fails(self):
+        # The copies of a healthy H200 as recorded (docs/results/2026-11-29-copies, round 1
+        # at 512 MiB): every family reaches its default share; 20% slower, each fails by name.
+        result = self.run_tool("--from", COPIES_RUN)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("ok: 8 judged families reach their share", result.stdout)
+        for family in COPY_FAMILIES:
+            with self.subTest(family=family):
+                result = self.check(slowed(load(COPIES_RUN), family))
+                self.assertEqual(result.returncode, 1, result.stdout)
+                fails = [line for line in result.stdout.splitlines() if "FAIL" in line]
+                self.assertTrue(fails[0].startswith(f"check-node: FAIL {family}: "), fails)
 
     def test_help_lists_each_default_share_with_its_rule(self):
         result = self.run_tool("--help")
