@@ -39,6 +39,7 @@ export      a run for Bencher (BMF) and github-action-benchmark (custom JSON)
 machine_model the machine file's statistical model: a run's interval, floors, the pool window
 components  where a machine's variance lives (run, job, visit), learned from its merged runs
 floors      the machine's file: its floors, run floors, costs and plan, written by track floor
+calibration whether the stated intervals are what reruns need: track calibration over a series
 plan        the machine's plan for the default run: jobs and each row's seconds
 links       each row's share of its link, the run's links and routes, tools/check-node's check
 fleet       every pair of a cluster's hosts: the circle schedule, a robust host and link model,
