@@ -437,7 +437,7 @@ Figure Merge::combine_jobs(const std::vector<JobFigure>& jobs, int directions, c
     if (j.visits != 1 || j.samples != 1) {
       const double visits_pct =
           std::sqrt(std::max(0.0, j.ci95_pct * j.ci95_pct - j.floor_pct * j.floor_pct));
-      const double df = static_cast<double>(j.visits > 1 ? j.visits - 1 : j.samples - 1);
+      const double df = j.visits > 1 ? j.visits - 1.0 : std::max(1.0, j.samples - 1.0);
       within_var += std::pow(visits_pct / 100 / t95(static_cast<std::size_t>(df)) * j.one_way_s, 2);
       within_df += df;
       ++with_spread;
