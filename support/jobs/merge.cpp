@@ -320,13 +320,14 @@ void Merge::add_run_level(const MachineFile& machine) {
     series.emplace(name, std::move(runs));
   }
   // A row's window: its family's rows near its size that were measured in all of its runs.
+  std::map<std::string, std::vector<const std::string*>> by_family;
+  for (const auto& [name, runs] : series) by_family[rows_.at(name).family].push_back(&name);
   for (const auto& [name, runs] : series) {
     Row& row = rows_.at(name);
     std::vector<std::vector<RunMean>> window;
-    for (const auto& [other_name, other] : series) {
-      const Row& o = rows_.at(other_name);
-      if (o.family != row.family || !pools_with(o.bytes, row.bytes)) continue;
-      std::vector<RunMean> picked = in_runs(other, runs);
+    for (const std::string* other_name : by_family.at(row.family)) {
+      if (!pools_with(rows_.at(*other_name).bytes, row.bytes)) continue;
+      std::vector<RunMean> picked = in_runs(series.at(*other_name), runs);
       if (picked.size() == runs.size()) window.push_back(std::move(picked));
     }
     row.run = run_level_of(window);
