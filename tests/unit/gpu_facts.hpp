@@ -1,4 +1,5 @@
-// What the GPU unit tests describe a machine's GPUs with: a fact sheet and a --xfer_gpus value.
+// What the GPU unit tests describe a machine's GPUs with (a fact sheet, a --xfer_gpus value)
+// and read a copy plan by.
 #pragma once
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "gpu/copy_plan.hpp"
 #include "gpu/devices.hpp"
 
 namespace xfer::gpu::testing {
@@ -25,5 +27,13 @@ inline GpuFacts facts(int devices, std::vector<std::pair<int, int>> blocked = {}
 }
 
 inline GpuPairs pairs(const std::string& text) { return parse_gpu_pairs(text, "--xfer_gpus"); }
+
+// The names of a plan's families, in its order.
+template <class Family>
+std::vector<std::string> names(const CopyPlan<Family>& plan) {
+  std::vector<std::string> out;
+  for (const auto& f : plan.families) out.push_back(f.name());
+  return out;
+}
 
 }  // namespace xfer::gpu::testing

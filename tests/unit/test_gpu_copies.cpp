@@ -16,14 +16,8 @@ namespace xfer::gpu {
 namespace {
 
 using testing::facts;
+using testing::names;
 using testing::pairs;
-
-template <class Family>
-std::vector<std::string> names(const CopyPlan<Family>& plan) {
-  std::vector<std::string> out;
-  for (const auto& f : plan.families) out.push_back(f.name());
-  return out;
-}
 
 template <class Family>
 std::string reason(const CopyPlan<Family>& plan, const std::string& path) {

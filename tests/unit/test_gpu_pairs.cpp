@@ -18,15 +18,9 @@ namespace xfer::gpu {
 namespace {
 
 using testing::facts;
+using testing::names;
 using testing::pairs;
 GpuPairs default_pairs() { return GpuPairs{}; }
-
-template <class Family>
-std::vector<std::string> names(const CopyPlan<Family>& plan) {
-  std::vector<std::string> out;
-  for (const auto& f : plan.families) out.push_back(f.name());
-  return out;
-}
 
 template <class Family>
 const Skip* find_skip(const CopyPlan<Family>& plan, const std::string& path) {
