@@ -267,6 +267,9 @@ int run_benchmarks(int argc, char** argv, const CommandLine& cl,
   const Preflight checked = preflight(cl, world, test_memory());
   if (!checked.refusal.empty()) {
     if (world.is_root()) std::fprintf(stderr, "xferbench: %s\n", checked.refusal.c_str());
+    // No rank exits before rank 0 has said why: a rank exiting 2 first can make the launcher
+    // end the job before rank 0's line reaches it (mpi.test_modes lost it once under load).
+    world.barrier();
     return 2;
   }
   prepare_process(config, world);
