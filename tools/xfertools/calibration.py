@@ -34,10 +34,10 @@ import subprocess
 import tarfile
 import tempfile
 
-from . import fields, files, floors, names
+from . import fields, files, floors, names, plan
 from .finite import is_finite_number
 
-FIRST_RUNS = 3  # runs before the machine has a plan (floors.MIN_RUNS_FOR_PLAN)
+FIRST_RUNS = floors.MIN_RUNS_FOR_PLAN  # runs before the machine has a plan
 COVERED = (90.0, 98.0)  # percent
 TIGHT = 1.3
 WALL_S = 60.0
@@ -176,14 +176,6 @@ def stated_rows(document):
     return out
 
 
-def quantile(values, q):
-    ordered = sorted(values)
-    at = q * (len(ordered) - 1)
-    low = math.floor(at)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
-
-
 @dataclasses.dataclass
 class Figures:
     """One group's figures for one family (or all rows)."""
@@ -200,7 +192,7 @@ class Figures:
             "tight": statistics.median(self.ratios) if self.ratios else None,
             "rows": len(self.ratios),
             "median_ci95_pct": statistics.median(self.stated) if self.stated else None,
-            "p90_ci95_pct": quantile(self.stated, 0.9) if self.stated else None,
+            "p90_ci95_pct": plan.percentile_90(self.stated) if self.stated else None,
         }
 
 
