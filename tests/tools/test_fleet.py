@@ -182,8 +182,10 @@ class Verdicts(unittest.TestCase):
         f = Fleet(20, seed=4)
         f.host[0] -= math.log(2.0)  # one host twice as fast as the rest
         first, verdict = f.judged()
-        self.assertEqual(without["suspects"]["hosts"], [])
-        self.assertEqual(first["suspects"]["hosts"], [])
+        # the screen's suspects (healthy hosts in the top of their 2% spread) are the same
+        # with the fast host as without it, and the re-test calls none of them
+        self.assertEqual(first["suspects"]["hosts"], without["suspects"]["hosts"])
+        self.assertEqual(called(verdict, "hosts"), [])
         effects = [v["effect_pct"] for k, v in verdict["host_effects"].items() if k != "node000"]
         self.assertLess(abs(float(np.median(effects))), 1.0)
         self.assertLess(verdict["host_effects"]["node000"]["effect_pct"], -40)
@@ -333,7 +335,7 @@ class Retests(unittest.TestCase):
         self.assertIn((2, 3), seen)
         self.assertIn((3, 4), seen)
         for host in (0, 1):
-            self.assertEqual(len(plan["hosts"][host]), 3)
+            self.assertEqual(len(plan["hosts"][host]), fleet.PARTNERS)
             for pair in plan["hosts"][host]:
                 self.assertIn(pair, seen)
 

@@ -49,6 +49,7 @@ from scipy import stats
 
 from .decide import benjamini_hochberg
 from .files import fleet_object  # noqa: F401 (fleet.fleet_object: tools/fleet, plot.py)
+from .text import plural
 
 FORMAT = "xferbench-fleet/1"
 Q = 0.05
@@ -60,8 +61,11 @@ GOLDEN = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
 EXACT_INVERSE_MAX = 512  # ranks: exact covariance of the host effects up to this size
 SCALE_SAMPLE = 2_000_000  # residuals used for the scale while iterating (all at the end)
-PARTNERS = 3
+PARTNERS = 4  # passed hosts a suspect host is re-tested against
 CONTROLS = 4  # pairs of passed hosts a re-test measures for its own job's level
+Q_SCREEN = 0.05  # the screen: each host alone at this level (unadjusted), pairs by BH at it
+SCREEN_FLOOR = 0.5  # the screen's minimum effects: this share of the call's (log scale)
+LINK_REPEATS = 3  # visits of each suspect pair in a re-test (their median decides)
 
 
 # ---------------------------------------------------------------------------- the schedule
@@ -201,6 +205,133 @@ def _row_median(y, complete):
         return np.nanmedian(y, axis=1)
 
 
+def _median_start(y, judged, only_diagonal):
+    """Each rank's starting effect: the median over its pairs, less half the median of those,
+    then one median polish (y: K x N x N log times, NaN unmeasured)."""
+    kk, n = y.shape[0], y.shape[1]
+    flat = np.concatenate(list(y), axis=1) if kk > 1 else y[0].copy()
+    if only_diagonal:  # the diagonal as +inf or -inf in turn: a median of N - 1 values
+        for k in range(kk):
+            idx = np.arange(n)
+            flat[idx, idx + k * n] = np.where(idx % 2 == 0, np.inf, -np.inf)
+    a = _row_median(flat, only_diagonal)
+    g = np.where(judged, a - np.nanmedian(a[judged]) / 2, 0.0)
+    flat -= np.tile(g, kk)[None, :]
+    return np.where(judged, _row_median(flat, only_diagonal), 0.0)
+
+
+class _Work:
+    """The arrays of one fit (float32 for large fleets) and its residual scale: yf (log times,
+    0 where unmeasured), mask, maskf, rounds, e (residuals), w (weights), g, rho, correction
+    (sqrt(observations / residual dof), for the MAD)."""
+
+    def __init__(self, y, mask, rounds, n_rounds, correction, g):
+        self.dtype = y.dtype.type
+        self.mask, self.maskf = mask, mask.astype(y.dtype)
+        self.rounds, self.n_rounds, self.correction = rounds, n_rounds, correction
+        self.yf = np.nan_to_num(y, copy=False, nan=0.0)
+        self.e = np.empty_like(self.yf)
+        self.w = np.empty_like(self.yf)
+        self.g, self.rho = g, np.zeros(max(n_rounds, 1))
+
+    def round_terms(self):
+        return self.rho.astype(self.dtype)[np.maximum(self.rounds, 0)]
+
+    def residuals(self):
+        e = self.e
+        np.subtract(self.yf, self.g.astype(self.dtype)[None, :, None], out=e)
+        np.subtract(e, self.g.astype(self.dtype)[None, None, :], out=e)
+        if self.n_rounds:
+            np.subtract(e, self.round_terms(), out=e)
+        np.multiply(e, self.maskf, out=e)
+
+    def sample(self, limit):
+        """Residuals of measured pairs: all, or a strided sample of about `limit`."""
+        e, mask = self.e, self.mask
+        if e.size <= 2 * limit:
+            return e[mask].astype(float)
+        step = int(math.ceil(e.size / (2 * limit)))
+        return e.ravel()[::step][mask.ravel()[::step]].astype(float)
+
+    def scale(self, limit):
+        return _mad(self.sample(limit)) * self.correction
+
+
+def _irls_step(work, sigma):
+    """One reweighted least-squares step: Tukey weights at scale sigma, the rank effects by
+    conjugate gradients, the round terms (median-centred). Returns the largest change."""
+    w, kk = work.w, work.yf.shape[0]
+    np.multiply(work.e, work.dtype(1.0 / (TUKEY_C * sigma)), out=w)
+    w *= w
+    np.subtract(1, w, out=w)
+    np.maximum(w, 0, out=w)
+    w *= w
+    w *= work.maskf
+    ws = w.sum(axis=0) if kk > 1 else w[0]
+    d = ws.sum(axis=1, dtype=float)
+    target = work.yf - work.round_terms() if work.n_rounds else work.yf
+    b = np.einsum("kij,kij->i", w, target, dtype=float)
+    live = d > 0
+
+    def apply(x, ws=ws, d=d):
+        return d * x + ws @ x.astype(ws.dtype)
+
+    precond = np.where(live, 1.0 / np.where(live, d, 1.0), 0.0)
+    g = work.g
+    g_new = _cg(apply, np.where(live, b, 0.0), np.where(live, g, 0.0), precond, 1e-7)
+    change = float(np.max(np.abs(g_new - g))) if g.size else 0.0
+    work.g = g_new
+    if work.n_rounds:
+        r = work.yf - g_new[None, :, None] - g_new[None, None, :]
+        mask = work.mask
+        idx = work.rounds[mask]
+        num = np.bincount(idx, weights=(w * r)[mask], minlength=work.n_rounds)
+        den = np.bincount(idx, weights=w[mask], minlength=work.n_rounds)
+        new = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        new -= np.median(new[den > 0]) if (den > 0).any() else 0.0
+        change = max(change, float(np.max(np.abs(new - work.rho))))
+        work.rho = new
+    return change
+
+
+def _psi_factor(r):
+    """E psi^2 / (E psi')^2 of Tukey's psi on residuals r (in units of sigma): the variance
+    factor of the fitted effects."""
+    u = r / TUKEY_C
+    inside = np.abs(u) < 1
+    psi = np.where(inside, r * (1 - u * u) ** 2, 0.0)
+    dpsi = np.where(inside, (1 - u * u) * (1 - 5 * u * u), 0.0)
+    return float(np.mean(psi**2)) / max(float(np.mean(dpsi)) ** 2, 1e-12) if r.size else 1.0
+
+
+def _pair_residuals(work, kk):
+    """N x N mean residual of each pair over its observations, NaN where unmeasured."""
+    if kk > 1:
+        e = work.e.astype(float)
+        e[~work.mask] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(e, axis=0)
+    resid = work.e[0].astype(float)
+    resid[~work.mask[0]] = np.nan
+    return resid
+
+
+def _effect_variances(count, judged, sigma, k):
+    """Each rank's effect variance: the exact inverse of the unweighted normal equations up to
+    EXACT_INVERSE_MAX ranks, their diagonal beyond; times sigma^2 and the psi factor k."""
+    n = count.shape[0]
+    d0 = count.sum(axis=1).astype(float)
+    var_g = np.full(n, np.inf)
+    if n <= EXACT_INVERSE_MAX:
+        a0 = np.diag(d0) + count.astype(float)
+        sub = np.ix_(judged, judged)
+        var_g[judged] = np.diag(np.linalg.pinv(a0[sub])) * sigma**2 * k
+    else:
+        var_g[judged] = sigma**2 * k / d0[judged]
+    return var_g
+
+
 def fit(layers, rounds=None, iterations=30, tol=1e-5):
     """Robust fit of log t = g_i + g_j (+ rho_round) + e to `layers`, a (K, N, N) or (N, N)
     array of log times (symmetric, NaN where a pair was not measured, diagonal ignored);
@@ -219,129 +350,41 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
     if rounds is not None:
         rounds = np.where(mask, rounds, -1)
     count = mask.sum(axis=0)
-    d0 = count.sum(axis=1).astype(float)
-    judged = d0 > 0
+    judged = count.sum(axis=1) > 0
     n_obs = int(count.sum() // 2)
     n_rounds = int(rounds.max()) + 1 if rounds is not None and rounds.max() >= 0 else 0
-    p = int(judged.sum()) + max(n_rounds - 1, 0)
-    dof = max(n_obs - p, 1)
+    dof = max(n_obs - (int(judged.sum()) + max(n_rounds - 1, 0)), 1)
     correction = math.sqrt(n_obs / dof) if n_obs > 0 else 1.0
-    only_diagonal = int(mask.sum()) == kk * n * (n - 1)
-
-    # median start: g_i = med_j y_ij - med/2, then a median polish
-    flat = np.concatenate(list(y), axis=1) if kk > 1 else y[0].copy()
-    if only_diagonal:  # the diagonal as +inf or -inf in turn: a median of N - 1 values
-        for k in range(kk):
-            idx = np.arange(n)
-            flat[idx, idx + k * n] = np.where(idx % 2 == 0, np.inf, -np.inf)
-    a = _row_median(flat, only_diagonal)
-    g = np.where(judged, a - np.nanmedian(a[judged]) / 2, 0.0)
-    flat -= np.tile(g, kk)[None, :]
-    g = np.where(judged, _row_median(flat, only_diagonal), 0.0)
-    del flat
-    rho = np.zeros(max(n_rounds, 1))
-
-    maskf = mask.astype(dtype)
-    yf = np.nan_to_num(y, copy=False, nan=0.0)
+    g = _median_start(y, judged, int(mask.sum()) == kk * n * (n - 1))
+    work = _Work(y, mask, rounds, n_rounds, correction, g)
     del y
-    e = np.empty_like(yf)
-    w = np.empty_like(yf)
-
-    def residuals():
-        np.subtract(yf, g.astype(dtype)[None, :, None], out=e)
-        np.subtract(e, g.astype(dtype)[None, None, :], out=e)
-        if n_rounds:
-            np.subtract(e, rho.astype(dtype)[np.maximum(rounds, 0)], out=e)
-        np.multiply(e, maskf, out=e)
-
-    def sample(limit):
-        """Residuals of measured pairs: all, or a strided sample of about `limit`."""
-        if e.size <= 2 * limit:
-            return e[mask].astype(float)
-        step = int(math.ceil(e.size / (2 * limit)))
-        return e.ravel()[::step][mask.ravel()[::step]].astype(float)
-
-    def scale(limit):
-        return _mad(sample(limit)) * correction
-
-    residuals()
-    sigma = scale(SCALE_SAMPLE // 10)
+    work.residuals()
+    sigma = work.scale(SCALE_SAMPLE // 10)
     if not sigma > 0:
-        sigma = float(np.std(e[mask])) or 1e-9
+        sigma = float(np.std(work.e[mask])) or 1e-9
     for _ in range(iterations):
-        np.multiply(e, dtype(1.0 / (TUKEY_C * sigma)), out=w)
-        w *= w
-        np.subtract(1, w, out=w)
-        np.maximum(w, 0, out=w)
-        w *= w
-        w *= maskf
-        ws = w.sum(axis=0) if kk > 1 else w[0]
-        d = ws.sum(axis=1, dtype=float)
-        target = yf - rho.astype(dtype)[np.maximum(rounds, 0)] if n_rounds else yf
-        b = np.einsum("kij,kij->i", w, target, dtype=float)
-        live = d > 0
-        ws64 = ws
-
-        def apply(x, ws=ws64, d=d):
-            return d * x + ws @ x.astype(ws.dtype)
-
-        precond = np.where(live, 1.0 / np.where(live, d, 1.0), 0.0)
-        g_new = _cg(apply, np.where(live, b, 0.0), np.where(live, g, 0.0), precond, 1e-7)
-        change = float(np.max(np.abs(g_new - g))) if n else 0.0
-        g = g_new
-        if n_rounds:
-            r = yf - g[None, :, None] - g[None, None, :]
-            idx = rounds[mask]
-            num = np.bincount(idx, weights=(w * r)[mask], minlength=n_rounds)
-            den = np.bincount(idx, weights=w[mask], minlength=n_rounds)
-            new = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-            new -= np.median(new[den > 0]) if (den > 0).any() else 0.0
-            change = max(change, float(np.max(np.abs(new - rho))))
-            rho = new
-        residuals()
-        sigma_new = scale(SCALE_SAMPLE // 10)
+        change = _irls_step(work, sigma)
+        work.residuals()
+        sigma_new = work.scale(SCALE_SAMPLE // 10)
         change = max(change, abs(sigma_new - sigma) / sigma)
         sigma = sigma_new if sigma_new > 0 else sigma
         if change < tol:
             break
-    sigma = scale(SCALE_SAMPLE)
-    # the variance factor E psi^2 / (E psi')^2 of Tukey's psi, on the residuals (a sample)
-    r = sample(SCALE_SAMPLE // 10) / sigma
-    u = r / TUKEY_C
-    inside = np.abs(u) < 1
-    psi = np.where(inside, r * (1 - u * u) ** 2, 0.0)
-    dpsi = np.where(inside, (1 - u * u) * (1 - 5 * u * u), 0.0)
-    k = float(np.mean(psi**2)) / max(float(np.mean(dpsi)) ** 2, 1e-12) if r.size else 1.0
-    if kk > 1:
-        e = e.astype(float)
-        e[~mask] = np.nan
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            resid = np.nanmean(e, axis=0)
-    else:
-        resid = e[0].astype(float)
-        resid[~mask[0]] = np.nan
-    e = w = maskf = yf = None
-    var_g = np.full(n, np.inf)
-    c0 = count.astype(float)
-    if n <= EXACT_INVERSE_MAX:
-        a0 = np.diag(d0) + c0
-        sub = np.ix_(judged, judged)
-        var_g[judged] = np.diag(np.linalg.pinv(a0[sub])) * sigma**2 * k
-    else:
-        var_g[judged] = sigma**2 * k / d0[judged]
+    sigma = work.scale(SCALE_SAMPLE)
+    k = _psi_factor(work.sample(SCALE_SAMPLE // 10) / sigma)
+    resid = _pair_residuals(work, kk)
+    g = work.g
+    var_g = _effect_variances(count, judged, sigma, k)
     med_g = float(np.median(g[judged])) if judged.any() else 0.0
-    h = np.where(judged, g - med_g, np.nan)
     var_med = (math.pi / 2) * float(np.median(var_g[judged])) / max(int(judged.sum()), 1)
-    se_h = np.sqrt(var_g + var_med)
     return Fit(
         g=g,
-        h=h,
+        h=np.where(judged, g - med_g, np.nan),
         mu=2 * med_g,
         var_g=var_g,
-        se_h=se_h,
+        se_h=np.sqrt(var_g + var_med),
         sigma=sigma,
-        rho=rho[:n_rounds],
+        rho=work.rho[:n_rounds],
         resid=resid,
         count=count,
         judged=judged,
@@ -354,12 +397,25 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
 # ------------------------------------------------------------------------------ the tests
 
 
-def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None):
+def _satterthwaite(tau2, tau_dof, se2, se_dof):
+    """Degrees of freedom of tau^2 + se^2 (elementwise), each part with its own."""
+    total = tau2 + se2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        parts = tau2**2 / max(tau_dof, 1) + se2**2 / max(se_dof, 1)
+        return np.where(parts > 0, total**2 / np.where(parts > 0, parts, 1.0), float(se_dof))
+
+
+def test_hosts(
+    effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None, se_dof=None, adjust=True
+):
     """One-sided tests that each effect is beyond the healthy spread: t = h / sqrt(tau^2 +
-    se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0), t distribution with
-    (hosts - 1) degrees of freedom, BH at q, and h >= log(1 + min_effect). Returns dict of
-    arrays: p, slow (bool), tau, threshold (the smallest log effect flagged). `spread`, when
-    given, replaces 1.4826 MAD(h) (rails: their spread measured within hosts)."""
+    se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0); t distribution with
+    the Satterthwaite degrees of freedom of tau^2 (hosts - 1) and se^2 (se_dof, the fit's
+    residual degrees of freedom; None: hosts - 1 for both, the old rule). adjust: Benjamini-
+    Hochberg over the hosts at q (a call); else each host alone at q (a screen). And h >=
+    log(1 + min_effect). Returns dict of arrays: p, slow (bool), tau, dof (per host),
+    threshold (the smallest log effect flagged for a typical host). `spread`, when given,
+    replaces 1.4826 MAD(h) (rails: their spread measured within hosts)."""
     h = np.asarray(effects, dtype=float)
     se = np.asarray(se, dtype=float)
     where = np.isfinite(h) if where is None else where & np.isfinite(h)
@@ -367,17 +423,24 @@ def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None):
     spread = _mad(h[where]) if spread is None else spread
     tau2 = max(spread**2 - float(np.median(se[where] ** 2)), 0.0) if n else 0.0
     scale = np.sqrt(tau2 + se**2)
+    tau_dof = max(n - 1, 1)
+    dof = np.full(h.shape, float(tau_dof))
+    if se_dof is not None:
+        dof = _satterthwaite(tau2, tau_dof, np.where(np.isfinite(se), se**2, 0.0), se_dof)
     p = np.ones_like(h)
-    dof = max(n - 1, 1)
-    p[where] = stats.t.sf(h[where] / scale[where], dof)
+    p[where] = stats.t.sf(h[where] / scale[where], dof[where])
     rejected = np.zeros(h.size, dtype=bool)
-    rejected[where] = benjamini_hochberg(p[where], q)
+    if adjust:
+        rejected[where] = benjamini_hochberg(p[where], q)
+        crit_p = q * max(int(rejected.sum()), 1) / max(n, 1)  # BH's cut-off for one more
+    else:
+        rejected[where] = p[where] <= q
+        crit_p = q
     floor = math.log1p(min_effect)
     slow = rejected & (h >= floor)
-    # smallest effect flagged for a typical host: BH's cut-off q R / m (R rejected, at least 1)
-    crit_p = q * max(int(rejected.sum()), 1) / max(n, 1)
-    threshold = max(floor, float(stats.t.isf(crit_p, dof) * np.median(scale[where])))
-    return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "threshold": threshold}
+    typical = float(np.median(dof[where])) if n else float(tau_dof)
+    threshold = max(floor, float(stats.t.isf(crit_p, typical) * np.median(scale[where])))
+    return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "dof": dof, "threshold": threshold}
 
 
 def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
@@ -415,6 +478,54 @@ def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
     }
 
 
+def _screen_floor(min_effect):
+    """The screen's minimum effect: SCREEN_FLOOR of the called one, on the log scale."""
+    return math.expm1(SCREEN_FLOOR * math.log1p(min_effect))
+
+
+def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None, screen=False):
+    """Hosts (ranks) and links one fit flags, as a dict. screen=False: the call's level (BH at
+    q, the minimum effects), as a first pass alone would name them (repeatability); True: the
+    screen's (each host alone at Q_SCREEN, pairs by BH at Q_SCREEN, SCREEN_FLOOR of the
+    minimum effects), the suspects a re-test decides. Both state the call's thresholds."""
+    where = f.judged if where is None else where & f.judged
+    called = test_hosts(f.h, f.se_h, q, min_host, where, se_dof=f.dof)
+    called_links = test_pairs(f, q, min_link, where)
+    hosts, links = called, called_links
+    if screen:
+        hosts = test_hosts(
+            f.h, f.se_h, Q_SCREEN, _screen_floor(min_host), where, se_dof=f.dof, adjust=False
+        )
+        links = test_pairs(f, Q_SCREEN, _screen_floor(min_link), where)
+    slow = np.nonzero(hosts["slow"])[0]
+    # pairs of a flagged host that are beyond both effects: the host's, when it is slow on
+    # many of its pairs (a quarter of its outlying pairs at least, and 2 or more)
+    explained = np.zeros(links["a"].size, dtype=bool)
+    for host in slow:
+        mine = (links["a"] == host) | (links["b"] == host)
+        pairs = int((f.count[host] > 0).sum())
+        if mine.sum() >= max(2, 0.25 * pairs):
+            explained |= mine
+    return {
+        "hosts": [int(x) for x in slow],
+        "host_p": hosts["p"],
+        "tau": called["tau"],
+        "host_threshold": called["threshold"],
+        "screen_threshold": hosts["threshold"],
+        "links": [(int(a), int(b)) for a, b in zip(links["a"][~explained], links["b"][~explained])],
+        "link_resid": links["resid"][~explained],
+        "link_se": links["se"][~explained],
+        "link_threshold": called_links["threshold"],
+        "link_screen_threshold": links["threshold"],
+        "pair_tests": links["tests"],
+        "called_hosts": [int(x) for x in np.nonzero(called["slow"])[0]],
+        "called_links": [(int(a), int(b)) for a, b in zip(called_links["a"], called_links["b"])],
+        "explained": [
+            (int(a), int(b)) for a, b in zip(links["a"][explained], links["b"][explained])
+        ],
+    }
+
+
 # ---------------------------------------------------------------------------- re-testing
 
 
@@ -427,31 +538,27 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS,
     to the first round where both are free. Returns (rounds, plan) where plan maps each suspect
     to its pairs: {"hosts": {h: [pairs]}, "pairs": [pairs], "controls": [pairs]}."""
     passed = list(passed_hosts)
-    wanted = []
-    seen = set()
-    for a, b in suspect_pairs:
-        pair = (min(a, b), max(a, b))
+    wanted, seen = [], set()
+
+    def want(pair):
         if pair not in seen:
             seen.add(pair)
             wanted.append(pair)
-    host_plan = {}
-    cursor = 0
+
+    for a, b in suspect_pairs:
+        want((min(a, b), max(a, b)))
+    links = list(wanted)
+    host_plan, cursor = {}, 0
     for host in suspect_hosts:
-        chosen = []
-        tried = 0
+        chosen, tried = [], 0
         while len(chosen) < min(partners, len(passed)) and tried < len(passed):
             partner = passed[cursor % len(passed)]
-            cursor += 1
-            tried += 1
-            if partner == host or partner in chosen:
-                continue
-            chosen.append(partner)
-        pairs = [(min(host, o), max(host, o)) for o in chosen]
-        host_plan[host] = pairs
-        for pair in pairs:
-            if pair not in seen:
-                seen.add(pair)
-                wanted.append(pair)
+            cursor, tried = cursor + 1, tried + 1
+            if partner != host and partner not in chosen:
+                chosen.append(partner)
+        host_plan[host] = [(min(host, o), max(host, o)) for o in chosen]
+        for pair in host_plan[host]:
+            want(pair)
     suspect_set = set(suspect_hosts)
     free = [h for h in passed if h not in suspect_set]
     chosen_controls = []
@@ -459,12 +566,20 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS,
         for b in free[i + 1 :]:
             pair = (min(a, b), max(a, b))
             if len(chosen_controls) < controls and pair not in seen:
-                seen.add(pair)
-                wanted.append(pair)
+                want(pair)
                 chosen_controls.append(pair)
-    busy = {}
-    rounds = []
-    for a, b in wanted:
+    # each suspect pair LINK_REPEATS times, in as many rounds: one congested visit is outvoted
+    return _colour(wanted + links * (LINK_REPEATS - 1)), {
+        "hosts": host_plan,
+        "pairs": links,
+        "controls": chosen_controls,
+    }
+
+
+def _colour(pairs):
+    """Pairs as rounds of disjoint pairs: each in the first round where both ranks are free."""
+    busy, rounds = {}, []
+    for a, b in pairs:
         free = ~(busy.get(a, 0) | busy.get(b, 0))
         r = (free & -free).bit_length() - 1
         while len(rounds) <= r:
@@ -472,11 +587,7 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS,
         rounds[r].append((a, b))
         busy[a] = busy.get(a, 0) | (1 << r)
         busy[b] = busy.get(b, 0) | (1 << r)
-    return rounds, {
-        "hosts": host_plan,
-        "pairs": wanted[: len(suspect_pairs)],
-        "controls": chosen_controls,
-    }
+    return rounds
 
 
 def _norm_sf(z):
@@ -484,20 +595,10 @@ def _norm_sf(z):
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):
-    """The combine step. `retests`: {(a, b): [log t, ...]} measured afresh. A suspect pair is
-    confirmed if its re-test residual beyond both ranks' effects (mean of its re-tests) is at
-    least log(1 + min_link) and one-sided significant at q against sigma; a suspect host if
-    its re-test effect (median over its partners of the time beyond mu and the partner's
-    effect) is at least log(1 + min_host) and significant at q. Unmeasured suspects are None.
-    The re-test's own job level comes first: the median, over its pairs with no suspect host that
-    are no suspect pair (retest_rounds' controls), of the time beyond mu and both hosts'
-    effects, subtracted from every re-test figure (its uncertainty added); without such pairs
-    the first job's level stands.
-    Returns ({host: (estimate, se, confirmed)}, {(a, b): (estimate, se, confirmed)})."""
-    hosts = {}
-    suspect_set = set(suspect_hosts)
-    suspect_pair_set = {(min(a, b), max(a, b)) for a, b in suspect_pairs}
+def _job_level(f, retests, suspect_set, suspect_pair_set):
+    """(shift, its variance): the re-test job's level, the median over its pairs with no
+    suspect host that are no suspect pair (retest_rounds' controls) of the time beyond mu and
+    both hosts' effects; (0, 0) without such pairs (the first job's level stands)."""
     level = [
         t - f.mu - f.h[a] - f.h[b]
         for (a, b), times in retests.items()
@@ -508,44 +609,94 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
         and np.isfinite(f.h[b])
         for t in times
     ]
-    shift = float(np.median(level)) if level else 0.0
-    var_shift = (1.2533**2) * f.sigma**2 / len(level) if level else 0.0
+    if not level:
+        return 0.0, 0.0
+    return float(np.median(level)), (1.2533**2) * f.sigma**2 / len(level)
+
+
+def retest_estimates(f, retests, suspect_hosts, suspect_pairs):
+    """What a re-test measured of each suspect, at its own job's level (_job_level): a host's
+    effect, the median over its partners' pairs of the time beyond mu and the partner's effect;
+    a pair's residual, the mean of its re-tests beyond mu and both hosts' effects. Returns
+    ({host: (estimate, se)}, {(a, b): (estimate, se)}), None where a suspect was not measured."""
+    suspect_set = set(suspect_hosts)
+    pair_set = {(min(a, b), max(a, b)) for a, b in suspect_pairs}
+    shift, var_shift = _job_level(f, retests, suspect_set, pair_set)
     retests = {pair: [t - shift for t in times] for pair, times in retests.items()}
     by_rank = {}
     for (a, b), times in retests.items():
-        if a in suspect_set:
-            by_rank.setdefault(a, []).append((a, b, times))
-        if b in suspect_set:
-            by_rank.setdefault(b, []).append((a, b, times))
+        for host, other in ((a, b), (b, a)):
+            if host in suspect_set and other not in suspect_set and np.isfinite(f.h[other]):
+                by_rank.setdefault(host, []).append((other, times))
+    hosts = {}
     for host in suspect_hosts:
         values, var = [], []
-        for a, b, times in by_rank.get(host, []):
-            other = b if a == host else a
-            if other in suspect_set or not np.isfinite(f.h[other]):
-                continue
-            for t in times:
-                values.append(t - f.mu - f.h[other])
-                var.append(f.sigma**2 + f.var_g[other])
+        for other, times in by_rank.get(host, []):
+            values += [t - f.mu - f.h[other] for t in times]
+            var += [f.sigma**2 + f.var_g[other]] * len(times)
         if not values:
             hosts[host] = None
             continue
         est = float(np.median(values)) if len(values) > 2 else float(np.mean(values))
-        se = math.sqrt(
-            float(np.mean(var)) / len(values) * (1.2533**2 if len(values) > 2 else 1) + var_shift
-        )
-        p = _norm_sf(est / se)
-        hosts[host] = (est, se, bool(est >= math.log1p(min_host) and p <= q))
+        efficiency = 1.2533**2 if len(values) > 2 else 1
+        hosts[host] = (est, math.sqrt(float(np.mean(var)) / len(values) * efficiency + var_shift))
     pairs = {}
     for a, b in suspect_pairs:
         times = retests.get((min(a, b), max(a, b)))
         if not times:
             pairs[(a, b)] = None
             continue
-        est = float(np.mean(times)) - f.mu - f.h[a] - f.h[b]
-        se = math.sqrt(f.sigma**2 / len(times) + f.var_g[a] + f.var_g[b] + var_shift)
-        p = _norm_sf(est / se)
-        pairs[(a, b)] = (est, se, bool(est >= math.log1p(min_link) and p <= q))
+        # the median of 3 or more visits: one congested visit does not confirm a link
+        middle, efficiency = (np.median, 1.2533**2) if len(times) > 2 else (np.mean, 1.0)
+        est = float(middle(times)) - f.mu - f.h[a] - f.h[b]
+        se = math.sqrt(efficiency * f.sigma**2 / len(times) + f.var_g[a] + f.var_g[b] + var_shift)
+        pairs[(a, b)] = (est, se)
     return hosts, pairs
+
+
+def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):
+    """Each suspect's re-test on its own (retest_estimates): confirmed when its estimate is at
+    least the minimum effect and one-sided significant at q against its own error. Returns
+    ({host: (estimate, se, confirmed)}, {(a, b): (estimate, se, confirmed)}), None where a
+    suspect was not measured. judge() decides with `decide`, which also weighs the healthy
+    spread and controls false discoveries over the fleet."""
+    hosts, pairs = retest_estimates(f, retests, suspect_hosts, suspect_pairs)
+
+    def alone(x, floor):
+        if x is None:
+            return None
+        return (x[0], x[1], bool(x[0] >= math.log1p(floor) and _norm_sf(x[0] / x[1]) <= q))
+
+    return (
+        {h: alone(x, min_host) for h, x in hosts.items()},
+        {p: alone(x, min_link) for p, x in pairs.items()},
+    )
+
+
+def decide(estimates, units, q, min_effect, tau=0.0, tau_dof=None):
+    """The call on re-tested suspects: each estimate (log effect, se) tested one-sided against
+    sqrt(tau^2 + se^2) (t, Satterthwaite degrees of freedom of tau^2 with tau_dof and se^2
+    taken as known), Benjamini-Hochberg at q over all `units` judged (hosts, rails or pairs;
+    a unit not re-tested counts with p = 1), and at least log(1 + min_effect). Returns
+    {key: (estimate, se, p, called)}, None where not measured."""
+    keys = [k for k, x in estimates.items() if x is not None]
+    p = []
+    for k in keys:
+        est, se = estimates[k]
+        scale = math.sqrt(tau**2 + se**2)
+        if tau > 0:
+            dof = float(_satterthwaite(tau**2, tau_dof or 1, se**2, 10**6))
+            p.append(float(stats.t.sf(est / scale, dof)))
+        else:
+            p.append(_norm_sf(est / scale))
+    padded = np.ones(max(units, len(keys)))
+    padded[: len(keys)] = p
+    rejected = benjamini_hochberg(padded, q)[: len(keys)] if keys else []
+    out = {k: None for k, x in estimates.items() if x is None}
+    for k, pk, ok in zip(keys, p, rejected):
+        est, se = estimates[k]
+        out[k] = (est, se, pk, bool(ok and est >= math.log1p(min_effect)))
+    return out
 
 
 # ------------------------------------------------------------------------------ reporting
@@ -634,42 +785,15 @@ class Series:
             self.hosts = list(self.names)
 
 
-def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None):
-    """First-pass suspects of one fit: hosts (ranks) and links, as a dict."""
-    where = f.judged if where is None else where & f.judged
-    hosts = test_hosts(f.h, f.se_h, q, min_host, where)
-    links = test_pairs(f, q, min_link, where)
-    slow = np.nonzero(hosts["slow"])[0]
-    # pairs of a flagged host that are beyond both effects: the host's, when it is slow on
-    # many of its pairs (a quarter of its outlying pairs at least, and 2 or more)
-    explained = np.zeros(links["a"].size, dtype=bool)
-    for host in slow:
-        mine = (links["a"] == host) | (links["b"] == host)
-        pairs = int((f.count[host] > 0).sum())
-        if mine.sum() >= max(2, 0.25 * pairs):
-            explained |= mine
-    return {
-        "hosts": [int(x) for x in slow],
-        "host_p": hosts["p"],
-        "tau": hosts["tau"],
-        "host_threshold": hosts["threshold"],
-        "links": [(int(a), int(b)) for a, b in zip(links["a"][~explained], links["b"][~explained])],
-        "link_resid": links["resid"][~explained],
-        "link_se": links["se"][~explained],
-        "link_threshold": links["threshold"],
-        "pair_tests": links["tests"],
-        "explained": [
-            (int(a), int(b)) for a, b in zip(links["a"][explained], links["b"][explained])
-        ],
-    }
+class Screened:
+    """What the screen of one series names (screen_series): host_ids (a host per entry of the
+    host arrays), h_host, se_host, host_p, host_threshold (the call's, log), host_tau and
+    host_dof (the healthy spread the call weighs), slow_hosts (host ids), rail, rail_se,
+    rail_tau, rail_dof, slow_rails (ranks), suspect_ranks, links, link_resid, link_se, passed
+    (ranks), first (suspects()' dict), units (hosts judged), rail_units, screen_pct."""
 
-
-def _slow_pairs(f, rank, threshold):
-    """How many of a rank's measured pairs are slower than mu + partner's effect by at least
-    `threshold` (the host threshold), and how many it has."""
-    row = f.count[rank] > 0
-    excess = f.resid[rank] + f.h[rank]
-    return int((row & (np.nan_to_num(excess, nan=-np.inf) >= threshold)).sum()), int(row.sum())
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
 
 
 def _shared(effects):
@@ -688,33 +812,43 @@ def _rank_groups(series):
     return groups
 
 
-def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True):
-    """The verdict on one series, as a JSON-able dict (see module docstring): hosts, links,
-    rails, sigma, thresholds, intervals, repeatability between passes, what was not judged,
-    report lines and the hosts to drain as a Slurm hostlist."""
-    n = series.layers.shape[-1]
-    names = list(series.names)
-    lost = sorted(set(series.lost))
+def _slow_pairs(f, rank, threshold):
+    """How many of a rank's measured pairs are slower than mu + partner's effect by at least
+    `threshold` (the host threshold), and how many it has."""
+    row = f.count[rank] > 0
+    excess = f.resid[rank] + f.h[rank]
+    return int((row & (np.nan_to_num(excess, nan=-np.inf) >= threshold)).sum()), int(row.sum())
+
+
+def _prepared(series):
+    """(layers K x N x N, rounds K x N x N or None, groups {host: [ranks]}, several ranks a
+    host?) of a series: lost ranks' pairs, and pairs within one host, left out (they measure
+    another path)."""
     layers = np.array(series.layers, dtype=float)
     if layers.ndim == 2:
         layers = layers[None]
     rounds = None if series.rounds is None else np.array(series.rounds)
     if rounds is not None and rounds.ndim == 2:
         rounds = rounds[None]
-    for rank in lost:
+    for rank in set(series.lost):
         layers[:, rank, :] = np.nan
         layers[:, :, rank] = np.nan
     groups = _rank_groups(series)
     multi = any(len(r) > 1 for r in groups.values())
-    if multi:  # pairs within one host measure another path: left out
+    if multi:
         same = np.equal.outer(np.array(series.host_of), np.array(series.host_of))
         layers[:, same] = np.nan
-    verdict = {
+    return layers, rounds, groups, multi
+
+
+def _new_verdict(series, q, min_host, min_link):
+    names = list(series.names)
+    return {
         "format": FORMAT,
         "path": series.path,
         "family": series.family,
         "bytes": series.bytes,
-        "ranks": n,
+        "ranks": len(names),
         "hosts_count": len(series.hosts),
         "q": q,
         "min_effect": {"host": min_host, "link": min_link},
@@ -723,142 +857,181 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         "rails": [],
         "suspects": {"hosts": [], "links": [], "rails": []},
         "not_judged": {
-            "lost": [names[r] for r in lost],
+            "lost": [names[r] for r in sorted(set(series.lost))],
             "incomplete": series.incomplete,
         },
         "lines": [],
         "drain": "",
         "retest_rounds": [],
     }
-    live_hosts = [h for h, ranks in groups.items() if any(r not in lost for r in ranks)]
-    if len(live_hosts) < 4:
-        why = (
-            "two hosts, one pair: a slow host cannot be told from a slow link; none named"
-            if len(live_hosts) == 2
-            else (f"{len(live_hosts)} hosts" if len(live_hosts) != 1 else "one host")
-            + ": too few pairs to tell hosts from links; none named"
-        )
-        verdict["not_judged"]["reason"] = why
-        verdict["lines"].append(why)
-        return verdict
-    f = fit(layers, rounds)
-    verdict["sigma_pct"] = 100 * math.expm1(f.sigma)
-    verdict["mu_log"] = f.mu
-    verdict["baseline_us"] = math.exp(f.mu)
-    verdict["observations"] = f.n_obs
-    first = suspects(f, q, min_host, min_link)
-    verdict["tau_pct"] = 100 * math.expm1(first["tau"])
-    verdict["thresholds_pct"] = {
-        "host": 100 * math.expm1(first["host_threshold"]),
-        "link": 100 * math.expm1(first["link_threshold"]),
-    }
-    # hosts: per host when one rank each, else host = median of its ranks, rails beyond it
-    if multi:
-        host_ids = sorted(groups)
-        h_host = np.array([_shared(f.h[groups[h]]) for h in host_ids])
-        se_host = np.array(
-            [1.2533 * np.nanmedian(f.se_h[groups[h]]) / math.sqrt(len(groups[h])) for h in host_ids]
-        )
-        live = np.array([np.isfinite(x) for x in h_host])
-        ht = test_hosts(h_host, se_host, q, min_host, live)
-        slow_hosts = [host_ids[i] for i in np.nonzero(ht["slow"])[0]]
-        rail = np.array([f.h[r] - h_host[host_ids.index(series.host_of[r])] for r in range(n)])
-        # the rails' spread from differences between ranks of one host (var = 2 tau^2): the
-        # MAD of rank-less-median would shrink it towards 0 for few ranks a host
-        diffs = [
-            f.h[a] - f.h[b]
-            for ranks in groups.values()
-            for i, a in enumerate(ranks)
-            for b in ranks[i + 1 :]
-            if np.isfinite(f.h[a]) and np.isfinite(f.h[b])
-        ]
-        diffs = np.array(diffs + [-x for x in diffs])
-        rail_spread = _mad(diffs) / math.sqrt(2) if diffs.size else None
-        rail_se = f.se_h
-        rt = test_hosts(
-            rail, rail_se, q, min_host, f.judged & np.isfinite(rail), spread=rail_spread
-        )
-        slow_rails = [r for r in np.nonzero(rt["slow"])[0] if series.host_of[r] not in slow_hosts]
-        suspect_ranks = sorted({r for h in slow_hosts for r in groups[h]} | set(slow_rails))
-        verdict["thresholds_pct"]["host"] = 100 * math.expm1(ht["threshold"])
-        verdict["thresholds_pct"]["rail"] = 100 * math.expm1(rt["threshold"])
+
+
+def _too_few_hosts(groups, lost):
+    """Why a series cannot tell hosts from links (fewer than 4 live hosts), or None."""
+    live = [h for h, ranks in groups.items() if any(r not in lost for r in ranks)]
+    if len(live) >= 4:
+        return None
+    if len(live) == 2:
+        return "two hosts, one pair: a slow host cannot be told from a slow link; none named"
+    what = f"{len(live)} hosts" if len(live) != 1 else "one host"
+    return what + ": too few pairs to tell hosts from links; none named"
+
+
+def screen_series(f, series, groups, multi, q, min_host, min_link, lenient=True):
+    """The screen: the suspects a re-test decides (lenient: each host alone at Q_SCREEN and
+    SCREEN_FLOOR of the minimum effects, see suspects()), and the call's tests whose spread
+    and thresholds the decision uses. Several ranks a host: a host is what its ranks share
+    (_shared), a rail a rank beyond its host, tested against the rails' spread within hosts."""
+    first = suspects(f, q, min_host, min_link, screen=lenient)
+    n = len(series.host_of)
+    out = Screened(first=first, links=first["links"], link_resid=first["link_resid"])
+    out.link_se, out.slow_rails, out.rail = first["link_se"], [], None
+    out.rail_tau, out.rail_dof, out.rail_units = 0.0, None, 0
+    if not multi:
+        called = test_hosts(f.h, f.se_h, q, min_host, f.judged, se_dof=f.dof)
+        out.host_ids, out.h_host, out.se_host = list(range(n)), f.h, f.se_h
+        out.host_p, out.slow_hosts = first["host_p"], first["hosts"]
+        out.called_hosts = set(first["called_hosts"])
+        out.host_tau, out.host_dof = called["tau"], max(int(f.judged.sum()) - 1, 1)
+        out.host_threshold, out.units = called["threshold"], int(f.judged.sum())
+        out.suspect_ranks = list(out.slow_hosts)
     else:
-        h_host, se_host, host_ids = f.h, f.se_h, list(range(n))
-        slow_hosts = first["hosts"]
-        slow_rails, rail = [], None
-        suspect_ranks = list(slow_hosts)
-    links = first["links"]
-    verdict["suspects"] = {
-        "hosts": [series.hosts[h] for h in slow_hosts],
-        "rails": [names[r] for r in slow_rails],
-        "links": [f"{names[a]}-{names[b]}" for a, b in links],
+        _screen_hosts_and_rails(out, f, series, groups, q, min_host, lenient)
+    busy = set(out.suspect_ranks)
+    out.passed = [r for r in range(n) if f.judged[r] and r not in busy]
+    out.screen_pct = {
+        "host": 100 * math.expm1(first["screen_threshold"]),
+        "link": 100 * math.expm1(first["link_screen_threshold"]),
+    }
+    return out
+
+
+def _screen_hosts_and_rails(out, f, series, groups, q, min_host, lenient):
+    """screen_series' part for several ranks a host: hosts, then rails beyond their host."""
+    host_ids = sorted(groups)
+    h_host = np.array([_shared(f.h[groups[h]]) for h in host_ids])
+    se_host = np.array(
+        [1.2533 * np.nanmedian(f.se_h[groups[h]]) / math.sqrt(len(groups[h])) for h in host_ids]
+    )
+    live = np.array([np.isfinite(x) for x in h_host])
+    level, floor = (Q_SCREEN, _screen_floor(min_host)) if lenient else (q, min_host)
+    called = test_hosts(h_host, se_host, q, min_host, live, se_dof=f.dof)
+    ht = test_hosts(h_host, se_host, level, floor, live, se_dof=f.dof, adjust=not lenient)
+    slow_hosts = [host_ids[i] for i in np.nonzero(ht["slow"])[0]]
+    rail = np.array([f.h[r] - h_host[host_ids.index(h)] for r, h in enumerate(series.host_of)])
+    # the rails' spread from differences between ranks of one host (var = 2 tau^2): the
+    # MAD of rank-less-median would shrink it towards 0 for few ranks a host
+    diffs = [
+        f.h[a] - f.h[b]
+        for ranks in groups.values()
+        for i, a in enumerate(ranks)
+        for b in ranks[i + 1 :]
+        if np.isfinite(f.h[a]) and np.isfinite(f.h[b])
+    ]
+    diffs = np.array(diffs + [-x for x in diffs])
+    spread = _mad(diffs) / math.sqrt(2) if diffs.size else None
+    where = f.judged & np.isfinite(rail)
+    rails_called = test_hosts(rail, f.se_h, q, min_host, where, spread=spread, se_dof=f.dof)
+    rt = test_hosts(
+        rail, f.se_h, level, floor, where, spread=spread, se_dof=f.dof, adjust=not lenient
+    )
+    host_of = series.host_of
+    out.slow_rails = [r for r in np.nonzero(rt["slow"])[0] if host_of[r] not in slow_hosts]
+    out.suspect_ranks = sorted({r for h in slow_hosts for r in groups[h]} | set(out.slow_rails))
+    out.host_ids, out.h_host, out.se_host, out.slow_hosts = host_ids, h_host, se_host, slow_hosts
+    out.host_p, out.host_tau, out.host_dof = ht["p"], called["tau"], max(int(live.sum()) - 1, 1)
+    out.host_threshold, out.units = called["threshold"], int(live.sum())
+    out.called_hosts = {host_ids[i] for i in np.nonzero(called["slow"])[0]}
+    out.rail, out.rail_se, out.rail_tau = rail, f.se_h, rails_called["tau"]
+    out.rail_dof, out.rail_units = max(int(where.sum()) - 1, 1), int(where.sum())
+    out.rail_threshold = rails_called["threshold"]
+
+
+def decide_series(f, series, groups, multi, screened, q, min_host, min_link):
+    """The confirmation: what the series' re-tests measured of each suspect
+    (retest_estimates), decided (decide) against the healthy spread with false-discovery
+    control over the fleet's hosts, rails and pairs. Returns {"ranks": {rank: (est, se) or
+    None}, "hosts": {host id: (est, se, p, called) or None}, "rails": {rank: ...}, "links":
+    {(a, b): ...}}."""
+    s = screened
+    ranks, pairs = retest_estimates(f, series.retests, s.suspect_ranks, s.links)
+    hosts = {}
+    for h in s.slow_hosts:
+        mine = [ranks.get(r) for r in (groups[h] if multi else [h])]
+        mine = [x for x in mine if x is not None]
+        if not mine:
+            hosts[h] = None
+        elif not multi:
+            hosts[h] = mine[0]
+        else:
+            se = 1.2533 * float(np.median([x[1] for x in mine])) / math.sqrt(len(mine))
+            hosts[h] = (_shared(np.array([x[0] for x in mine])), se)
+    rails = {r: ranks.get(r) for r in s.slow_rails}
+    return {
+        "ranks": ranks,
+        "hosts": decide(hosts, s.units, q, min_host, s.host_tau, s.host_dof),
+        "rails": decide(rails, s.rail_units, q, min_host, s.rail_tau, s.rail_dof),
+        "links": decide(pairs, s.first["pair_tests"], q, min_link),
     }
 
-    # the re-test: planned here (the rounds to measure), combined when the series has one
-    retested = bool(series.retests)
-    busy = set(suspect_ranks)
-    passed = [r for r in range(n) if f.judged[r] and r not in busy]
-    plan, _ = retest_rounds(suspect_ranks, links, passed)
-    verdict["retest_rounds"] = [[list(pair) for pair in rnd] for rnd in plan]
-    host_conf, pair_conf = confirm(f, series.retests, suspect_ranks, links, q, min_host, min_link)
 
-    def called(ok):
-        if ok is None:
-            return not require_retest
-        return ok[2]
+def _status(decided, first_call, require_retest):
+    """A suspect's status: 'slow' or 'cleared' by its re-test; not re-tested: 'suspect', or
+    without a required re-test 'slow' where the first pass alone calls it (None: dropped)."""
+    if decided is not None:
+        return "slow" if decided[3] else "cleared"
+    if require_retest:
+        return "suspect"
+    return "slow" if first_call else None
 
-    drained = []
-    for h in slow_hosts:
-        ranks = groups[h] if multi else [h]
-        results = [host_conf.get(r) for r in ranks]
-        if all(x is None for x in results):
-            status = "suspect" if require_retest else "slow"
-        else:
-            confirmed = sum(1 for x in results if x and x[2])
-            status = "slow" if confirmed * 2 > len([x for x in results if x]) else "cleared"
-        i = host_ids.index(h)
-        effect, se = float(h_host[i]), float(se_host[i])
-        slow_n, pairs = 0, 0
-        for r in ranks:
-            s, t = _slow_pairs(f, r, first["host_threshold"] if not multi else ht["threshold"])
-            slow_n, pairs = slow_n + s, pairs + t
-        entry = {
-            "host": series.hosts[h],
-            "status": status,
-            "effect_pct": 100 * math.expm1(effect),
-            "ci95_pct": [
-                100 * math.expm1(effect - 1.96 * se),
-                100 * math.expm1(effect + 1.96 * se),
-            ],
-            "p": float((ht if multi else {"p": first["host_p"]})["p"][i]),
-            "slow_pairs": slow_n,
-            "pairs": pairs,
-            "retest": [
-                None if x is None else {"effect_pct": 100 * math.expm1(x[0])} for x in results
-            ],
-        }
-        verdict["hosts"].append(entry)
+
+def _interval(effect, se):
+    return [100 * math.expm1(effect - 1.96 * se), 100 * math.expm1(effect + 1.96 * se)]
+
+
+def report_hosts(verdict, f, series, groups, multi, screened, decided, require_retest):
+    """The verdict's hosts and rails: an entry per suspect with its status, a line per call;
+    returns the hosts to drain."""
+    s, names, drained = screened, list(series.names), []
+    call_level = s.called_hosts
+    for h in s.slow_hosts:
+        i = s.host_ids.index(h)
+        first_call = h in call_level
+        status = _status(decided["hosts"].get(h), first_call, require_retest)
+        if status is None:
+            continue
+        effect, se = float(s.h_host[i]), float(s.se_host[i])
+        slow_n = pairs = 0
+        for r in groups[h] if multi else [h]:
+            k, t = _slow_pairs(f, r, s.host_threshold)
+            slow_n, pairs = slow_n + k, pairs + t
+        again = [decided["ranks"].get(r) for r in (groups[h] if multi else [h])]
+        again = [None if x is None else {"effect_pct": 100 * math.expm1(x[0])} for x in again]
+        verdict["hosts"].append(
+            {
+                "host": series.hosts[h],
+                "status": status,
+                "effect_pct": 100 * math.expm1(effect),
+                "ci95_pct": _interval(effect, se),
+                "p": float(s.host_p[i]),
+                "slow_pairs": slow_n,
+                "pairs": pairs,
+                "retest": again,
+            }
+        )
         if status == "slow":
             drained.append(series.hosts[h])
             verdict["lines"].append(host_line(series.hosts[h], effect, se, slow_n, pairs))
-    for r in slow_rails:
-        x = host_conf.get(r)
-        status = (
-            ("suspect" if require_retest else "slow")
-            if x is None
-            else ("slow" if x[2] else "cleared")
-        )
-        effect, se = float(rail[r]), float(f.se_h[r])
+    for r in s.slow_rails:
+        status = _status(decided["rails"].get(r), True, require_retest)
+        effect, se = float(s.rail[r]), float(s.rail_se[r])
         verdict["rails"].append(
             {
                 "rank": names[r],
                 "host": series.hosts[series.host_of[r]],
                 "status": status,
                 "effect_pct": 100 * math.expm1(effect),
-                "ci95_pct": [
-                    100 * math.expm1(effect - 1.96 * se),
-                    100 * math.expm1(effect + 1.96 * se),
-                ],
+                "ci95_pct": _interval(effect, se),
             }
         )
         if status == "slow":
@@ -866,56 +1039,102 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
             verdict["lines"].append(
                 f"slow rail {names[r]}: {pct:+.0f}% +-{half:.0f}% beyond its host's effect"
             )
-    for k, (a, b) in enumerate(links):
-        x = pair_conf.get((a, b))
-        status = (
-            ("suspect" if require_retest else "slow")
-            if x is None
-            else ("slow" if x[2] else "cleared")
-        )
-        effect, se = float(first["link_resid"][k]), float(first["link_se"][k])
+    return drained
+
+
+def report_links(verdict, f, series, screened, decided, require_retest):
+    """The verdict's links: an entry per suspect pair with its status, a line per call."""
+    s, names = screened, list(series.names)
+    call_level = set(s.first["called_links"])
+    for k, (a, b) in enumerate(s.links):
+        x = decided["links"].get((a, b))
+        status = _status(x, (a, b) in call_level, require_retest)
+        if status is None:
+            continue
+        effect, se = float(s.link_resid[k]), float(s.link_se[k])
         verdict["links"].append(
             {
                 "link": f"{names[a]}-{names[b]}",
                 "ranks": [a, b],
                 "status": status,
                 "effect_pct": 100 * math.expm1(effect),
-                "ci95_pct": [
-                    100 * math.expm1(effect - 1.96 * se),
-                    100 * math.expm1(effect + 1.96 * se),
-                ],
+                "ci95_pct": _interval(effect, se),
                 "retest_effect_pct": None if x is None else 100 * math.expm1(x[0]),
             }
         )
         if status == "slow":
             verdict["lines"].append(link_line(names[a], names[b], effect, se))
-    if require_retest and not retested and (slow_hosts or links or slow_rails):
-        counts = [
-            f"{count} suspect {kind}{'s' * (count != 1)}"
-            for count, kind in (
-                (len(slow_hosts), "host"),
-                (len(slow_rails), "rail"),
-                (len(links), "link"),
-            )
-            if count
-        ]
+
+
+def report_close(verdict, series, screened, drained, require_retest):
+    """The verdict's last lines: suspects not re-tested, 'no slow host or link', the drain
+    hostlist and every host's effect with its interval."""
+    waiting = {
+        kind: sum(e["status"] == "suspect" for e in verdict[kind])
+        for kind in ("hosts", "rails", "links")
+    }
+    if require_retest and not series.retests and any(waiting.values()):
+        counts = [plural(count, f"suspect {kind[:-1]}") for kind, count in waiting.items() if count]
         verdict["lines"].append(
             f"not re-tested: {', '.join(counts)} (none called until a re-test confirms them)"
         )
     if not verdict["lines"]:
         verdict["lines"].append("no slow host or link")
     verdict["drain"] = hostlist(drained)
+    s = screened
     verdict["host_effects"] = {
         series.hosts[h]: {
-            "effect_pct": 100 * math.expm1(float(h_host[i])),
-            "ci95_pct": [
-                100 * math.expm1(float(h_host[i] - 1.96 * se_host[i])),
-                100 * math.expm1(float(h_host[i] + 1.96 * se_host[i])),
-            ],
+            "effect_pct": 100 * math.expm1(float(s.h_host[i])),
+            "ci95_pct": _interval(float(s.h_host[i]), float(s.se_host[i])),
         }
-        for i, h in enumerate(host_ids)
-        if np.isfinite(h_host[i])
+        for i, h in enumerate(s.host_ids)
+        if np.isfinite(s.h_host[i])
     }
+
+
+def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True):
+    """The verdict on one series, as a JSON-able dict (see module docstring), in its steps:
+    the model fit, the screen, the re-test plan, the confirmation, the report. Hosts, links,
+    rails, sigma, thresholds, intervals, repeatability between passes, what was not judged,
+    report lines and the hosts to drain as a Slurm hostlist. Without a required re-test and
+    none measured, the screen is the call's level (the first pass decides, as before the
+    screen existed)."""
+    verdict = _new_verdict(series, q, min_host, min_link)
+    layers, rounds, groups, multi = _prepared(series)
+    why = _too_few_hosts(groups, set(series.lost))
+    if why:
+        verdict["not_judged"]["reason"] = why
+        verdict["lines"].append(why)
+        return verdict
+    f = fit(layers, rounds)
+    lenient = require_retest or bool(series.retests)
+    s = screen_series(f, series, groups, multi, q, min_host, min_link, lenient)
+    names = list(series.names)
+    verdict.update(
+        sigma_pct=100 * math.expm1(f.sigma),
+        mu_log=f.mu,
+        baseline_us=math.exp(f.mu),
+        observations=f.n_obs,
+        tau_pct=100 * math.expm1(s.first["tau"]),
+        thresholds_pct={
+            "host": 100 * math.expm1(s.host_threshold),
+            "link": 100 * math.expm1(s.first["link_threshold"]),
+        },
+        screen_pct=s.screen_pct,
+    )
+    if multi:
+        verdict["thresholds_pct"]["rail"] = 100 * math.expm1(s.rail_threshold)
+    verdict["suspects"] = {
+        "hosts": [series.hosts[h] for h in s.slow_hosts],
+        "rails": [names[r] for r in s.slow_rails],
+        "links": [f"{names[a]}-{names[b]}" for a, b in s.links],
+    }
+    plan, _ = retest_rounds(s.suspect_ranks, s.links, s.passed)
+    verdict["retest_rounds"] = [[list(pair) for pair in rnd] for rnd in plan]
+    decided = decide_series(f, series, groups, multi, s, q, min_host, min_link)
+    drained = report_hosts(verdict, f, series, groups, multi, s, decided, require_retest)
+    report_links(verdict, f, series, s, decided, require_retest)
+    report_close(verdict, series, s, drained, require_retest)
     if layers.shape[0] >= 2:
         verdict["repeatability"] = repeatability(layers, rounds, q, min_host, min_link)
     return verdict

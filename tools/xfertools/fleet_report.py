@@ -65,6 +65,16 @@ def check_fleet(where, document):
         raise InputError(
             f"{where}: fleet.format is {clip(repr(f.get('format')))}, expected {fleet.FORMAT}"
         )
+    n = _check_ranks(where, f)
+    _check_passes(where, f, n)
+    _check_series(where, f, n)
+    _check_retests(where, f, n)
+    _check_progress(where, f, n)
+    return f
+
+
+def _check_ranks(where, f):
+    """fleet.ranks, hosts and host_of; returns the rank count."""
     n = f.get("ranks")
     if not _is_int(n) or n < 2:
         raise InputError(f"{where}: fleet.ranks: {n!r}, expected a whole number of 2 or more")
@@ -88,6 +98,11 @@ def check_fleet(where, document):
         )
     if set(host_of) != set(range(len(hosts))):
         raise InputError(f"{where}: fleet.host_of: a host of fleet.hosts has no rank")
+    return n
+
+
+def _check_passes(where, f, n):
+    """fleet.passes: each pass's number and the relabelling of its schedule."""
     passes = f.get("passes", [])
     if not isinstance(passes, list):
         raise InputError(f"{where}: fleet.passes: expected a list")
@@ -99,6 +114,10 @@ def check_fleet(where, document):
             )
         if relabel is not None and sorted(relabel) != list(range(n)):
             raise InputError(f"{where}: fleet.passes[{k}].relabel: not a permutation of the ranks")
+
+
+def _check_series(where, f, n):
+    """fleet.series: one entry a family, size and pass, a time (or null) for every pair."""
     if not isinstance(f.get("series", []) or [], list):
         raise InputError(f"{where}: fleet.series: expected a list")
     pairs = n * (n - 1) // 2
@@ -123,6 +142,10 @@ def check_fleet(where, document):
             or not all(_is_int(r) and r >= -1 for r in rounds)
         ):
             raise InputError(f"{where}: {name}.round_of: expected {pairs} round numbers (-1: none)")
+
+
+def _check_retests(where, f, n):
+    """fleet.retests: pairs of ranks and a time for each."""
     retests = f.get("retests", []) or []
     if not isinstance(retests, list):
         raise InputError(f"{where}: fleet.retests: expected a list")
@@ -142,6 +165,10 @@ def check_fleet(where, document):
         ):
             raise InputError(f"{where}: {name}.pairs: expected [a, b] pairs of ranks 0 to {n - 1}")
         _check_times(where, r.get("time_us"), len(given), f"{name}.time_us")
+
+
+def _check_progress(where, f, n):
+    """fleet.lost, incomplete and rounds."""
     lost = f.get("lost", []) or []
     if not isinstance(lost, list) or not all(_is_int(x) and 0 <= x < n for x in lost):
         raise InputError(f"{where}: fleet.lost: expected a list of ranks 0 to {n - 1}")
@@ -153,7 +180,6 @@ def check_fleet(where, document):
         isinstance(rounds, dict) and all(_is_int(rounds.get(k)) for k in ("planned", "measured"))
     ):
         raise InputError(f"{where}: fleet.rounds: expected {{'planned': R, 'measured': M}}")
-    return f
 
 
 def load_fleet(path, where=None):
@@ -320,22 +346,26 @@ def judge_all(document, notes=(), launch_note=None, **options):
 
 
 def merge_rounds(pair_lists):
-    """Pairs (deduplicated, in order) as rounds of disjoint pairs: each pair in the first round
-    where both its ranks are free."""
-    busy, rounds, seen = {}, [], set()
-    for a, b in (pair for pairs in pair_lists for pair in pairs):
-        pair = (min(a, b), max(a, b))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        r = 0
-        while r in busy.get(pair[0], set()) or r in busy.get(pair[1], set()):
-            r += 1
-        while len(rounds) <= r:
-            rounds.append([])
-        rounds[r].append(list(pair))
-        busy.setdefault(pair[0], set()).add(r)
-        busy.setdefault(pair[1], set()).add(r)
+    """Pairs as rounds of disjoint pairs: each pair in the first round where both its ranks are
+    free. A pair a list gives k times (a suspect link's repeated visits) is measured k times,
+    the most any list asks; across lists it is not repeated."""
+    busy, rounds, times = {}, [], {}
+    for pairs in pair_lists:
+        mine = {}
+        for a, b in pairs:
+            pair = (min(a, b), max(a, b))
+            mine[pair] = mine.get(pair, 0) + 1
+            if mine[pair] <= times.get(pair, 0):
+                continue
+            times[pair] = mine[pair]
+            r = 0
+            while r in busy.get(pair[0], set()) or r in busy.get(pair[1], set()):
+                r += 1
+            while len(rounds) <= r:
+                rounds.append([])
+            rounds[r].append(list(pair))
+            busy.setdefault(pair[0], set()).add(r)
+            busy.setdefault(pair[1], set()).add(r)
     return rounds
 
 
@@ -550,9 +580,13 @@ def heading(series, verdict):
     called = f"host from {thresholds['host']:+.1f}%, link from {thresholds['link']:+.1f}%"
     if "rail" in thresholds:
         called += f", rail from {thresholds['rail']:+.1f}%"
+    screen = verdict.get("screen_pct")
+    called += f" (q {verdict['q']:g})"
+    if screen:  # what a re-test is asked to decide (fleet.suspects)
+        called += f"; re-tested: host from {screen['host']:+.1f}%, link from {screen['link']:+.1f}%"
     return (
         f"{head}; pair {verdict['baseline_us']:.3g} us, sigma {verdict['sigma_pct']:.1f}%, "
-        f"host spread {verdict['tau_pct']:.1f}%; called: {called} (q {verdict['q']:g})"
+        f"host spread {verdict['tau_pct']:.1f}%; called: {called}"
     )
 
 
