@@ -17,15 +17,22 @@ N x N weight matrix (so 4,096 ranks take about a second). Host effects are centr
 host, h_i = g_i - median(g), mu = 2 median(g): a slow host cannot hide in the baseline and one
 fast host cannot move it. A round term (median-centred) takes up what a whole round shares.
 
-Verdicts. A host is tested against the spread of the healthy hosts (tau, from the MAD of the
-host effects less their estimation variance): one-sided t test of h_i / sqrt(tau^2 + se_i^2),
-Benjamini-Hochberg over hosts at q (0.05); and its effect must be at least MIN_HOST (5%). A
-pair's residual beyond both hosts' effects, e_ij = mean of its observations' residuals, is
-tested against sigma: one-sided test of e_ij / sqrt(sigma^2/m + var h_i + var h_j), BH over
-pairs at q, at least MIN_LINK (25%). A pair beyond both hosts whose host is flagged and slow on
-many of its pairs is reported under that host, not as a link. These are suspects: a re-test
-(`retest_rounds`, measured afresh, and `confirm`) calls a suspect only if it is slow again,
-so congestion within one round is not blamed on a host or a link.
+Verdicts, in two stages. The screen (suspects(screen=True)) names suspects leniently: a host
+whose effect is beyond the healthy spread at p <= Q_SCREEN on its own (one-sided, z = h_i /
+sqrt(tau_lo^2 + se_i^2)) and at least half the minimum effect on the log scale; a pair whose
+residual beyond both hosts' effects, e_ij, is beyond sigma by Benjamini-Hochberg at Q_SCREEN
+(over the pairs) and at least half MIN_LINK. tau is the healthy hosts' spread (the MAD of the
+host effects less their estimation variance), tau_lo the lower end of its 95% interval
+(spread_bound): six hosts cannot prove a 3% spread, so they do not hide a slow host behind one,
+and a thousand bound it near tau. A pair beyond both hosts whose host is a suspect slow on many
+of its pairs is that host's, not a link. The re-test (`retest_rounds`: each suspect host
+against PARTNERS passed hosts, each suspect pair LINK_REPEATS times, CONTROLS pairs of passed
+hosts for the re-test job's own level) measures them afresh, and `decide` calls a suspect only
+when its re-test, at that job's level, is beyond tau_lo and its own error with Benjamini-
+Hochberg at q over all the fleet's hosts (pairs, rails; one not re-tested counts as p = 1)
+and at least the minimum effect: the false-discovery control is on what is called.
+Without a required re-test and none measured (--no-retest-required), the first pass decides
+at the call's level, as before the screen.
 
 Defaults. q = 0.05: a drained host in 20 is a mistake at most, in expectation, when any is
 named. MIN_HOST = 5%: hosts of one kind differ by about 2% (healthy spread), and a single pair's
@@ -397,38 +404,32 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
 # ------------------------------------------------------------------------------ the tests
 
 
-def _satterthwaite(tau2, tau_dof, se2, se_dof):
-    """Degrees of freedom of tau^2 + se^2 (elementwise), each part with its own."""
-    total = tau2 + se2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        parts = tau2**2 / max(tau_dof, 1) + se2**2 / max(se_dof, 1)
-        return np.where(parts > 0, total**2 / np.where(parts > 0, parts, 1.0), float(se_dof))
+def spread_bound(tau, hosts):
+    """The lower end of the healthy spread's 95% interval (chi-squared with hosts - 1 degrees
+    of freedom): what the hosts prove of it. Few hosts cannot prove a wide spread, so a slow
+    host is not hidden behind a spread they only estimated; many hosts bound it near tau."""
+    if tau <= 0 or hosts < 2:
+        return 0.0
+    return tau * math.sqrt((hosts - 1) / stats.chi2.isf(0.025, hosts - 1))
 
 
-def test_hosts(
-    effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None, se_dof=None, adjust=True
-):
-    """One-sided tests that each effect is beyond the healthy spread: t = h / sqrt(tau^2 +
-    se^2) with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0); t distribution with
-    the Satterthwaite degrees of freedom of tau^2 (hosts - 1) and se^2 (se_dof, the fit's
-    residual degrees of freedom; None: hosts - 1 for both, the old rule). adjust: Benjamini-
-    Hochberg over the hosts at q (a call); else each host alone at q (a screen). And h >=
-    log(1 + min_effect). Returns dict of arrays: p, slow (bool), tau, dof (per host),
-    threshold (the smallest log effect flagged for a typical host). `spread`, when given,
-    replaces 1.4826 MAD(h) (rails: their spread measured within hosts)."""
+def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None, adjust=True):
+    """One-sided tests that each effect is beyond the healthy spread: z = h / sqrt(tau_lo^2 +
+    se^2), with tau^2 = (1.4826 MAD(h))^2 - median(se^2) (floored at 0) and tau_lo its
+    spread_bound; adjust: Benjamini-Hochberg over the hosts at q (a call), else each host
+    alone at q (a screen); and h >= log(1 + min_effect). Returns dict of arrays: p, slow
+    (bool), tau, tau_lo, threshold (the smallest log effect flagged for a typical host).
+    `spread`, when given, replaces 1.4826 MAD(h) (rails: their spread measured within hosts)."""
     h = np.asarray(effects, dtype=float)
     se = np.asarray(se, dtype=float)
     where = np.isfinite(h) if where is None else where & np.isfinite(h)
     n = int(where.sum())
     spread = _mad(h[where]) if spread is None else spread
     tau2 = max(spread**2 - float(np.median(se[where] ** 2)), 0.0) if n else 0.0
-    scale = np.sqrt(tau2 + se**2)
-    tau_dof = max(n - 1, 1)
-    dof = np.full(h.shape, float(tau_dof))
-    if se_dof is not None:
-        dof = _satterthwaite(tau2, tau_dof, np.where(np.isfinite(se), se**2, 0.0), se_dof)
+    tau_lo = spread_bound(math.sqrt(tau2), n)
+    scale = np.sqrt(tau_lo**2 + se**2)
     p = np.ones_like(h)
-    p[where] = stats.t.sf(h[where] / scale[where], dof[where])
+    p[where] = stats.norm.sf(h[where] / scale[where])
     rejected = np.zeros(h.size, dtype=bool)
     if adjust:
         rejected[where] = benjamini_hochberg(p[where], q)
@@ -438,9 +439,8 @@ def test_hosts(
         crit_p = q
     floor = math.log1p(min_effect)
     slow = rejected & (h >= floor)
-    typical = float(np.median(dof[where])) if n else float(tau_dof)
-    threshold = max(floor, float(stats.t.isf(crit_p, typical) * np.median(scale[where])))
-    return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "dof": dof, "threshold": threshold}
+    threshold = max(floor, float(stats.norm.isf(crit_p) * np.median(scale[where])))
+    return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "tau_lo": tau_lo, "threshold": threshold}
 
 
 def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
@@ -489,13 +489,11 @@ def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None, screen=Fa
     screen's (each host alone at Q_SCREEN, pairs by BH at Q_SCREEN, SCREEN_FLOOR of the
     minimum effects), the suspects a re-test decides. Both state the call's thresholds."""
     where = f.judged if where is None else where & f.judged
-    called = test_hosts(f.h, f.se_h, q, min_host, where, se_dof=f.dof)
+    called = test_hosts(f.h, f.se_h, q, min_host, where)
     called_links = test_pairs(f, q, min_link, where)
     hosts, links = called, called_links
     if screen:
-        hosts = test_hosts(
-            f.h, f.se_h, Q_SCREEN, _screen_floor(min_host), where, se_dof=f.dof, adjust=False
-        )
+        hosts = test_hosts(f.h, f.se_h, Q_SCREEN, _screen_floor(min_host), where, adjust=False)
         links = test_pairs(f, Q_SCREEN, _screen_floor(min_link), where)
     slow = np.nonzero(hosts["slow"])[0]
     # pairs of a flagged host that are beyond both effects: the host's, when it is slow on
@@ -673,22 +671,17 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
     )
 
 
-def decide(estimates, units, q, min_effect, tau=0.0, tau_dof=None):
+def decide(estimates, units, q, min_effect, tau=0.0):
     """The call on re-tested suspects: each estimate (log effect, se) tested one-sided against
-    sqrt(tau^2 + se^2) (t, Satterthwaite degrees of freedom of tau^2 with tau_dof and se^2
-    taken as known), Benjamini-Hochberg at q over all `units` judged (hosts, rails or pairs;
-    a unit not re-tested counts with p = 1), and at least log(1 + min_effect). Returns
+    sqrt(tau^2 + se^2) (tau: the healthy spread's bound, spread_bound), Benjamini-Hochberg
+    at q over all `units` judged (hosts, rails or pairs; a unit not re-tested counts with
+    p = 1), and at least log(1 + min_effect). Returns
     {key: (estimate, se, p, called)}, None where not measured."""
     keys = [k for k, x in estimates.items() if x is not None]
     p = []
     for k in keys:
         est, se = estimates[k]
-        scale = math.sqrt(tau**2 + se**2)
-        if tau > 0:
-            dof = float(_satterthwaite(tau**2, tau_dof or 1, se**2, 10**6))
-            p.append(float(stats.t.sf(est / scale, dof)))
-        else:
-            p.append(_norm_sf(est / scale))
+        p.append(_norm_sf(est / math.sqrt(tau**2 + se**2)))
     padded = np.ones(max(units, len(keys)))
     padded[: len(keys)] = p
     rejected = benjamini_hochberg(padded, q)[: len(keys)] if keys else []
@@ -787,10 +780,11 @@ class Series:
 
 class Screened:
     """What the screen of one series names (screen_series): host_ids (a host per entry of the
-    host arrays), h_host, se_host, host_p, host_threshold (the call's, log), host_tau and
-    host_dof (the healthy spread the call weighs), slow_hosts (host ids), rail, rail_se,
-    rail_tau, rail_dof, slow_rails (ranks), suspect_ranks, links, link_resid, link_se, passed
-    (ranks), first (suspects()' dict), units (hosts judged), rail_units, screen_pct."""
+    host arrays), h_host, se_host, host_p, host_threshold (the call's, log), host_tau (the
+    healthy spread's bound the call weighs, spread_bound), slow_hosts (host ids), called_hosts
+    (what the first pass alone calls), rail, rail_se, rail_tau, slow_rails (ranks),
+    suspect_ranks, links, link_resid, link_se, passed (ranks), first (suspects()' dict),
+    units (hosts judged), rail_units, screen_pct."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
@@ -886,13 +880,13 @@ def screen_series(f, series, groups, multi, q, min_host, min_link, lenient=True)
     n = len(series.host_of)
     out = Screened(first=first, links=first["links"], link_resid=first["link_resid"])
     out.link_se, out.slow_rails, out.rail = first["link_se"], [], None
-    out.rail_tau, out.rail_dof, out.rail_units = 0.0, None, 0
+    out.rail_tau, out.rail_units = 0.0, 0
     if not multi:
-        called = test_hosts(f.h, f.se_h, q, min_host, f.judged, se_dof=f.dof)
+        called = test_hosts(f.h, f.se_h, q, min_host, f.judged)
         out.host_ids, out.h_host, out.se_host = list(range(n)), f.h, f.se_h
         out.host_p, out.slow_hosts = first["host_p"], first["hosts"]
         out.called_hosts = set(first["called_hosts"])
-        out.host_tau, out.host_dof = called["tau"], max(int(f.judged.sum()) - 1, 1)
+        out.host_tau = called["tau_lo"]
         out.host_threshold, out.units = called["threshold"], int(f.judged.sum())
         out.suspect_ranks = list(out.slow_hosts)
     else:
@@ -915,8 +909,8 @@ def _screen_hosts_and_rails(out, f, series, groups, q, min_host, lenient):
     )
     live = np.array([np.isfinite(x) for x in h_host])
     level, floor = (Q_SCREEN, _screen_floor(min_host)) if lenient else (q, min_host)
-    called = test_hosts(h_host, se_host, q, min_host, live, se_dof=f.dof)
-    ht = test_hosts(h_host, se_host, level, floor, live, se_dof=f.dof, adjust=not lenient)
+    called = test_hosts(h_host, se_host, q, min_host, live)
+    ht = test_hosts(h_host, se_host, level, floor, live, adjust=not lenient)
     slow_hosts = [host_ids[i] for i in np.nonzero(ht["slow"])[0]]
     rail = np.array([f.h[r] - h_host[host_ids.index(h)] for r, h in enumerate(series.host_of)])
     # the rails' spread from differences between ranks of one host (var = 2 tau^2): the
@@ -931,19 +925,17 @@ def _screen_hosts_and_rails(out, f, series, groups, q, min_host, lenient):
     diffs = np.array(diffs + [-x for x in diffs])
     spread = _mad(diffs) / math.sqrt(2) if diffs.size else None
     where = f.judged & np.isfinite(rail)
-    rails_called = test_hosts(rail, f.se_h, q, min_host, where, spread=spread, se_dof=f.dof)
-    rt = test_hosts(
-        rail, f.se_h, level, floor, where, spread=spread, se_dof=f.dof, adjust=not lenient
-    )
+    rails_called = test_hosts(rail, f.se_h, q, min_host, where, spread=spread)
+    rt = test_hosts(rail, f.se_h, level, floor, where, spread=spread, adjust=not lenient)
     host_of = series.host_of
     out.slow_rails = [r for r in np.nonzero(rt["slow"])[0] if host_of[r] not in slow_hosts]
     out.suspect_ranks = sorted({r for h in slow_hosts for r in groups[h]} | set(out.slow_rails))
     out.host_ids, out.h_host, out.se_host, out.slow_hosts = host_ids, h_host, se_host, slow_hosts
-    out.host_p, out.host_tau, out.host_dof = ht["p"], called["tau"], max(int(live.sum()) - 1, 1)
+    out.host_p, out.host_tau = ht["p"], called["tau_lo"]
     out.host_threshold, out.units = called["threshold"], int(live.sum())
     out.called_hosts = {host_ids[i] for i in np.nonzero(called["slow"])[0]}
-    out.rail, out.rail_se, out.rail_tau = rail, f.se_h, rails_called["tau"]
-    out.rail_dof, out.rail_units = max(int(where.sum()) - 1, 1), int(where.sum())
+    out.rail, out.rail_se, out.rail_tau = rail, f.se_h, rails_called["tau_lo"]
+    out.rail_units = int(where.sum())
     out.rail_threshold = rails_called["threshold"]
 
 
@@ -969,8 +961,8 @@ def decide_series(f, series, groups, multi, screened, q, min_host, min_link):
     rails = {r: ranks.get(r) for r in s.slow_rails}
     return {
         "ranks": ranks,
-        "hosts": decide(hosts, s.units, q, min_host, s.host_tau, s.host_dof),
-        "rails": decide(rails, s.rail_units, q, min_host, s.rail_tau, s.rail_dof),
+        "hosts": decide(hosts, s.units, q, min_host, s.host_tau),
+        "rails": decide(rails, s.rail_units, q, min_host, s.rail_tau),
         "links": decide(pairs, s.first["pair_tests"], q, min_link),
     }
 
