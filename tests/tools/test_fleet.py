@@ -324,6 +324,73 @@ class Hostlists(unittest.TestCase):
         self.assertEqual(fleet.hostlist([]), "")
 
 
+class Switches(unittest.TestCase):
+    """A leaf switch whose uplink is slow: its hosts slow on pairs leaving it, fine inside."""
+
+    LEAVES, SIZE = 4, 16
+
+    def fleet(self, seed, uplink=1.5, slow_host=None):
+        fl = Fleet(self.LEAVES * self.SIZE, seed=seed, sigma=0.02, host_sd=0.005)
+        leaf = [r // self.SIZE for r in range(fl.n)]
+        for a, b in combinations(range(fl.n), 2):
+            if (leaf[a] == 2) != (leaf[b] == 2):
+                fl.link[(a, b)] = math.log(uplink)
+        if slow_host is not None:
+            fl.host[slow_host] += math.log(1.2)
+        topology = {
+            f"sw{k}": fl.names[k * self.SIZE : (k + 1) * self.SIZE] for k in range(self.LEAVES)
+        }
+        return fl, topology
+
+    def judged(self, fl, **options):
+        doc = fl.document(passes=1)
+        first = fleet.judge_result(doc, **options)[0]
+        pairs = [pair for rnd in first["retest_rounds"] for pair in rnd]
+        if pairs:
+            times = [fl.time(a, b) for a, b in pairs]
+            doc["fleet"]["retests"] = [
+                {"path": "mpi_host", "bytes": 8, "pairs": pairs, "time_us": times}
+            ]
+        return fleet.judge_result(doc, **options)[0]
+
+    def test_a_slow_uplink_is_named_as_its_switch_and_drains_none(self):
+        fl, topology = self.fleet(seed=21)
+        verdict = self.judged(fl, topology=topology)
+        self.assertEqual([e["switch"] for e in verdict["switches"]], ["sw2"])
+        entry = verdict["switches"][0]
+        self.assertEqual(entry["hosts"], "node[032-047]")
+        self.assertLess(entry["ci95_pct"][0], 50)
+        self.assertGreater(entry["ci95_pct"][1], 50)
+        self.assertEqual(called(verdict, "hosts"), [])
+        self.assertEqual(verdict["drain"], "")
+        self.assertTrue(
+            any(x.startswith("slow uplink of switch sw2 (node[032-047])") for x in verdict["lines"])
+        )
+
+    def test_a_slow_host_behind_a_slow_uplink_is_still_named(self):
+        fl, topology = self.fleet(seed=22, slow_host=40)
+        verdict = self.judged(fl, topology=topology)
+        self.assertEqual([e["switch"] for e in verdict["switches"]], ["sw2"])
+        self.assertEqual([h["host"] for h in called(verdict, "hosts")], ["node040"])
+        self.assertEqual(verdict["drain"], "node040")
+
+    def test_without_a_topology_the_group_is_named_not_its_hosts(self):
+        fl, _ = self.fleet(seed=23)
+        verdict = self.judged(fl)
+        self.assertEqual(len(verdict["switches"]), 1, verdict["lines"])
+        self.assertEqual(verdict["switches"][0]["hosts"], "node[032-047]")
+        self.assertEqual(called(verdict, "hosts"), [])
+        self.assertEqual(verdict["drain"], "")
+
+    def test_a_healthy_fabric_names_no_switch(self):
+        for seed in (24, 25):
+            fl, topology = self.fleet(seed=seed, uplink=1.0)
+            with self.subTest(seed=seed):
+                verdict = self.judged(fl, topology=topology)
+                self.assertEqual(verdict["switches"], [])
+                self.assertEqual(self.judged(fl)["switches"], [])
+
+
 class Retests(unittest.TestCase):
     def test_rounds_are_disjoint_and_cover_each_suspect(self):
         rounds, plan = fleet.retest_rounds([0, 1], [(2, 3), (3, 4)], list(range(5, 12)))

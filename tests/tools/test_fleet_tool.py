@@ -316,6 +316,35 @@ class Judge(FleetTestCase):
         self.assertIn("other.json: its hosts differ from", done.stderr)
         self.assertIn("nodeZ", done.stderr)
 
+    def test_a_bad_topology_exits_2_naming_the_file_and_line(self):
+        result = self.slow_result()
+        topology = self.path("topology.conf")
+        with open(topology, "w") as stream:
+            stream.write("SwitchName=s1 Nodes=nodeA,nodeB\nSwitchName=s2 Nodes=node[A-B]\n")
+        done = self.fleet("judge", result, "--topology", topology)
+        self.assertExit(done, 2)
+        self.assertIn(f"{topology}:2", done.stderr)
+        done = self.fleet("judge", result, "--topology", self.path("none.conf"))
+        self.assertExit(done, 2)
+        self.assertIn("none.conf", done.stderr)
+
+    def test_a_topology_keeps_the_verdict_of_slow_hosts_and_links(self):
+        result = self.slow_result()
+        topology = self.path("topology.conf")
+        with open(topology, "w") as stream:
+            stream.write("SwitchName=s0 Nodes=nodeA,nodeB,nodeC,nodeD\n")
+            stream.write("SwitchName=s1 Nodes=nodeE,nodeF,nodeG,nodeH\n")
+            stream.write("SwitchName=spine Switches=s[0-1]\n")
+        plain = self.fleet("judge", result, "--no-retest-required")
+        topo = self.fleet("judge", result, "--no-retest-required", "--topology", topology)
+        self.assertExit(topo, 1)
+        self.assertIn("slow host nodeC", topo.stdout)
+        self.assertIn("slow link nodeA-nodeF", topo.stdout)
+        self.assertIn("drain: nodeC", topo.stdout)
+        self.assertIn("path between switches s0 (nodeA,nodeB,nodeC,nodeD)", topo.stdout)
+        self.assertIn("not slow", topo.stdout)
+        self.assertNotIn("between switches", plain.stdout)
+
     def test_what_the_checks_refuse_is_named(self):
         result = self.slow_result()
         good = Model(seed=1).result()

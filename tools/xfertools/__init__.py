@@ -48,6 +48,8 @@ fleet       every pair of a cluster's hosts: the circle schedule, a robust host 
 fleet_report tools/fleet's judgement: a fleet result and its re-tests read and checked, each
             series judged, the text and host-by-host matrix, the re-test rounds file, the
             verdict document, plot.py's fleet heatmaps
+fleet_topology where a fat tree's leaves are: Slurm topology files and hostlists, a host model
+            with leaf-uplink terms, groups slow only across a boundary
 
 tools/compare.py, tools/plot.py, tools/track, tools/ab and tools/fleet are the command lines
 over these modules.

@@ -54,6 +54,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from . import fleet_topology
 from .decide import benjamini_hochberg
 from .files import fleet_object  # noqa: F401 (fleet.fleet_object: tools/fleet, plot.py)
 from .text import plural
@@ -593,12 +594,19 @@ def _norm_sf(z):
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
+def _expected(f, a, b):
+    """The model's log time of pair (a, b): mu, both effects and, with a topology, the uplink
+    terms the pair carries (fleet_topology.fit_uplinks' offset)."""
+    offset = getattr(f, "offset", None)
+    return f.mu + f.h[a] + f.h[b] + (0.0 if offset is None else float(offset[a, b]))
+
+
 def _job_level(f, retests, suspect_set, suspect_pair_set):
     """(shift, its variance): the re-test job's level, the median over its pairs with no
     suspect host that are no suspect pair (retest_rounds' controls) of the time beyond mu and
     both hosts' effects; (0, 0) without such pairs (the first job's level stands)."""
     level = [
-        t - f.mu - f.h[a] - f.h[b]
+        t - _expected(f, a, b)
         for (a, b), times in retests.items()
         if a not in suspect_set
         and b not in suspect_set
@@ -630,7 +638,7 @@ def retest_estimates(f, retests, suspect_hosts, suspect_pairs):
     for host in suspect_hosts:
         values, var = [], []
         for other, times in by_rank.get(host, []):
-            values += [t - f.mu - f.h[other] for t in times]
+            values += [t - _expected(f, host, other) + f.h[host] for t in times]
             var += [f.sigma**2 + f.var_g[other]] * len(times)
         if not values:
             hosts[host] = None
@@ -646,7 +654,7 @@ def retest_estimates(f, retests, suspect_hosts, suspect_pairs):
             continue
         # the median of 3 or more visits: one congested visit does not confirm a link
         middle, efficiency = (np.median, 1.2533**2) if len(times) > 2 else (np.mean, 1.0)
-        est = float(middle(times)) - f.mu - f.h[a] - f.h[b]
+        est = float(middle(times)) - _expected(f, a, b)
         se = math.sqrt(efficiency * f.sigma**2 / len(times) + f.var_g[a] + f.var_g[b] + var_shift)
         pairs[(a, b)] = (est, se)
     return hosts, pairs
@@ -849,6 +857,8 @@ def _new_verdict(series, q, min_host, min_link):
         "hosts": [],
         "links": [],
         "rails": [],
+        "switches": [],
+        "fabric": [],
         "suspects": {"hosts": [], "links": [], "rails": []},
         "not_judged": {
             "lost": [names[r] for r in sorted(set(series.lost))],
@@ -1084,13 +1094,118 @@ def report_close(verdict, series, screened, drained, require_retest):
     }
 
 
-def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True):
+def model_fit(layers, rounds, series, topology, q):
+    """The model fit: (Fit, Uplinks or None, notes). With a topology ({leaf switch: [hosts]},
+    fleet_topology.read_topology), each leaf's uplink has a term on the pairs leaving it
+    (fleet_topology.fit_uplinks), so that a slow uplink is not put on its hosts; the Fit's
+    `offset` holds the terms each pair carries (None without a topology)."""
+    if topology is None:
+        f = fit(layers, rounds)
+        f.offset = None
+        return f, None, []
+    leaf, note = fleet_topology.leaf_of(topology, series.hosts)
+    f, up = fleet_topology.fit_uplinks(
+        layers,
+        np.asarray(leaf)[np.asarray(series.host_of)],
+        list(topology),
+        fit=fit,
+        test_hosts=test_hosts,
+        rounds=rounds,
+        q=q,
+    )
+    f.offset = up.offset
+    return f, up, [note] if note else []
+
+
+def _hosts_of(series, ranks):
+    return hostlist(series.hosts[series.host_of[int(r)]] for r in ranks)
+
+
+def boundaries(f, series, screened, q, min_host):
+    """Without a topology: groups of suspect hosts slow only on pairs leaving the group, fine
+    among themselves (fleet_topology.boundary_groups), taken out of the host suspects (a member
+    slow beyond the group's own effect by the minimum effect stays one) and returned as the
+    verdict's switch entries: a switch or its uplink, named with its hosts; none drained."""
+    entries = []
+    for group in fleet_topology.boundary_groups(f, screened.slow_hosts, q):
+        members = [int(r) for r in group["ranks"]]
+        apart = {r for r, b in zip(members, group["beyond"]) if b >= math.log1p(min_host)}
+        gone = set(members) - apart
+        screened.slow_hosts = [h for h in screened.slow_hosts if h not in gone]
+        screened.suspect_ranks = [r for r in screened.suspect_ranks if r not in gone]
+        label = _hosts_of(series, members)
+        entries.append(
+            {
+                "switch": None,
+                "hosts": label,
+                "status": "slow",
+                "effect_pct": 100 * math.expm1(group["effect"]),
+                "ci95_pct": _interval(group["effect"], group["se"]),
+                "within_pct": 100 * math.expm1(group["within"]),
+                "line": fleet_topology.group_line(group, label),
+            }
+        )
+    return entries
+
+
+def uplink_entries(series, up):
+    """With a topology: the verdict's switch entries (each slow uplink, a slow path between two
+    leaves) and the lines about the fabric (the pairs across leaves: no verdict)."""
+    entries, lines = [], []
+    for k in np.flatnonzero(up.slow):
+        label = _hosts_of(series, up.ranks[k])
+        pct, half = _pct(up.effect[k], up.se[k])
+        entries.append(
+            {
+                "switch": up.names[k],
+                "hosts": label,
+                "status": "slow",
+                "effect_pct": 100 * math.expm1(up.effect[k]),
+                "ci95_pct": _interval(up.effect[k], up.se[k]),
+                "line": f"slow uplink of switch {up.names[k]} ({label}): {pct:+.0f}% +-{half:.0f}% "
+                "on pairs leaving it, beyond the median switch: the uplink, not its hosts "
+                "(none drained)",
+            }
+        )
+    b = up.boundary
+    if b is not None:
+        pct, half = _pct(b["effect"], b["se"])
+        sides = [
+            f"{name} ({_hosts_of(series, up.ranks[up.names.index(name)])})" for name in b["leaves"]
+        ]
+        text = (
+            f"between switches {sides[0]} and {sides[1]}: {pct:+.0f}% +-{half:.0f}% on pairs "
+            "across them"
+        )
+        if b["slow"]:
+            entries.append(
+                {
+                    "switch": "-".join(b["leaves"]),
+                    "hosts": _hosts_of(series, [r for x in up.ranks for r in x]),
+                    "status": "slow",
+                    "effect_pct": 100 * math.expm1(b["effect"]),
+                    "ci95_pct": _interval(b["effect"], b["se"]),
+                    "line": f"slow path {text}: their uplinks, not the hosts (none drained)",
+                }
+            )
+        else:
+            lines.append(f"path {text}: not slow")
+    if np.isfinite(up.cross):
+        pct, half = _pct(up.cross, up.cross_se)
+        lines.append(
+            f"pairs across switches: {pct:+.0f}% +-{half:.0f}% over pairs within one (the "
+            "fabric's oversubscription; no verdict)"
+        )
+    return entries, lines + list(up.notes)
+
+
+def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True, topology=None):
     """The verdict on one series, as a JSON-able dict (see module docstring), in its steps:
     the model fit, the screen, the re-test plan, the confirmation, the report. Hosts, links,
-    rails, sigma, thresholds, intervals, repeatability between passes, what was not judged,
-    report lines and the hosts to drain as a Slurm hostlist. Without a required re-test and
-    none measured, the screen is the call's level (the first pass decides, as before the
-    screen existed)."""
+    rails, switches, sigma, thresholds, intervals, repeatability between passes, what was not
+    judged, report lines and the hosts to drain as a Slurm hostlist. Without a required
+    re-test and none measured, the screen is the call's level (the first pass decides, as
+    before the screen existed). topology: {leaf switch: [hosts]} or None (model_fit)."""
     verdict = _new_verdict(series, q, min_host, min_link)
     layers, rounds, groups, multi = _prepared(series)
     why = _too_few_hosts(groups, set(series.lost))
@@ -1098,24 +1213,14 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         verdict["not_judged"]["reason"] = why
         verdict["lines"].append(why)
         return verdict
-    f = fit(layers, rounds)
+    f, up, notes = model_fit(layers, rounds, series, topology, q)
     lenient = require_retest or bool(series.retests)
     s = screen_series(f, series, groups, multi, q, min_host, min_link, lenient)
+    switches, fabric = uplink_entries(series, up) if up is not None else ([], [])
+    if up is None and not multi:
+        switches = boundaries(f, series, s, q, min_host)
+    verdict.update(_summary(f, s, multi))
     names = list(series.names)
-    verdict.update(
-        sigma_pct=100 * math.expm1(f.sigma),
-        mu_log=f.mu,
-        baseline_us=math.exp(f.mu),
-        observations=f.n_obs,
-        tau_pct=100 * math.expm1(s.first["tau"]),
-        thresholds_pct={
-            "host": 100 * math.expm1(s.host_threshold),
-            "link": 100 * math.expm1(s.first["link_threshold"]),
-        },
-        screen_pct=s.screen_pct,
-    )
-    if multi:
-        verdict["thresholds_pct"]["rail"] = 100 * math.expm1(s.rail_threshold)
     verdict["suspects"] = {
         "hosts": [series.hosts[h] for h in s.slow_hosts],
         "rails": [names[r] for r in s.slow_rails],
@@ -1124,12 +1229,35 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
     plan, _ = retest_rounds(s.suspect_ranks, s.links, s.passed)
     verdict["retest_rounds"] = [[list(pair) for pair in rnd] for rnd in plan]
     decided = decide_series(f, series, groups, multi, s, q, min_host, min_link)
+    verdict["switches"] = [{k: v for k, v in e.items() if k != "line"} for e in switches]
+    verdict["lines"] += [e["line"] for e in switches]
     drained = report_hosts(verdict, f, series, groups, multi, s, decided, require_retest)
     report_links(verdict, f, series, s, decided, require_retest)
     report_close(verdict, series, s, drained, require_retest)
+    verdict["fabric"] = fabric + notes
     if layers.shape[0] >= 2:
         verdict["repeatability"] = repeatability(layers, rounds, q, min_host, min_link)
     return verdict
+
+
+def _summary(f, s, multi):
+    """The verdict's fields on the fit and the screen: sigma, the baseline, the healthy spread,
+    the call's and the screen's thresholds."""
+    out = {
+        "sigma_pct": 100 * math.expm1(f.sigma),
+        "mu_log": f.mu,
+        "baseline_us": math.exp(f.mu),
+        "observations": f.n_obs,
+        "tau_pct": 100 * math.expm1(s.first["tau"]),
+        "thresholds_pct": {
+            "host": 100 * math.expm1(s.host_threshold),
+            "link": 100 * math.expm1(s.first["link_threshold"]),
+        },
+        "screen_pct": s.screen_pct,
+    }
+    if multi:
+        out["thresholds_pct"]["rail"] = 100 * math.expm1(s.rail_threshold)
+    return out
 
 
 def repeatability(layers, rounds, q=Q, min_host=MIN_HOST, min_link=MIN_LINK):

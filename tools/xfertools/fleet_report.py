@@ -287,7 +287,8 @@ class Judgement:
         ]
 
     def named(self):
-        return any(self.called(kind) for kind in ("hosts", "rails", "links"))
+        """Whether anything is called slow: a host, rail, link, or a switch (its uplink)."""
+        return any(self.called(kind) for kind in ("hosts", "rails", "links", "switches"))
 
     def drain(self):
         """The Slurm hostlist of the hosts called slow in any series."""
@@ -620,7 +621,7 @@ def series_lines(series, verdict, judgement, with_matrix):
     ranks, links = judgement.untested()[index]
     if said == ["no slow host or link"] and (ranks or links):
         said = ["no slow host or link called yet: suspects not re-tested"]
-    lines += [f"  {x}" for x in said + detail_lines(series, verdict)]
+    lines += [f"  {x}" for x in said + detail_lines(series, verdict) + verdict.get("fabric", [])]
     for extra in (repeatability_line(verdict), unmeasured_line(series)):
         if extra:
             lines.append(f"  {extra}")
