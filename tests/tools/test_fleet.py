@@ -382,6 +382,22 @@ class Switches(unittest.TestCase):
         self.assertEqual(called(verdict, "hosts"), [])
         self.assertEqual(verdict["drain"], "")
 
+    def test_two_halves_are_one_boundary_with_or_without_a_topology(self):
+        self.LEAVES, self.SIZE = 2, 8
+        fl, topology = self.fleet(seed=26)
+        for a, b in combinations(range(fl.n), 2):  # every pair across the halves: 1.5x
+            fl.link[(a, b)] = math.log(1.5) if (a < 8) != (b < 8) else 0.0
+        plain = self.judged(fl)
+        self.assertEqual(called(plain, "hosts"), [])
+        self.assertEqual(
+            [e["sides"] for e in plain["switches"]], [["node[000-007]", "node[008-015]"]]
+        )
+        self.assertLess(plain["switches"][0]["ci95_pct"][0], 50)
+        self.assertGreater(plain["switches"][0]["ci95_pct"][1], 50)
+        named = self.judged(fl, topology=topology)
+        self.assertEqual([e["switch"] for e in named["switches"]], ["sw0-sw1"])
+        self.assertEqual(named["drain"], "")
+
     def test_a_healthy_fabric_names_no_switch(self):
         for seed in (24, 25):
             fl, topology = self.fleet(seed=seed, uplink=1.0)

@@ -1094,15 +1094,24 @@ def report_close(verdict, series, screened, drained, require_retest):
     }
 
 
-def model_fit(layers, rounds, series, topology, q):
+def model_fit(layers, rounds, series, topology, q, multi=False):
     """The model fit: (Fit, Uplinks or None, notes). With a topology ({leaf switch: [hosts]},
     fleet_topology.read_topology), each leaf's uplink has a term on the pairs leaving it
     (fleet_topology.fit_uplinks), so that a slow uplink is not put on its hosts; the Fit's
     `offset` holds the terms each pair carries (None without a topology)."""
     if topology is None:
-        f = fit(layers, rounds)
-        f.offset = None
-        return f, None, []
+        split = None if multi else fleet_topology.two_sides(layers, q)
+        if split is None:
+            f = fit(layers, rounds)
+            f.offset = None
+            return f, None, []
+        topology = {
+            _hosts_of(series, ranks): [series.hosts[series.host_of[r]] for r in ranks]
+            for ranks in split["sides"]
+        }
+        f, up, _ = model_fit(layers, rounds, series, topology, q)
+        up.inferred = True
+        return f, up, []
     leaf, note = fleet_topology.leaf_of(topology, series.hosts)
     f, up = fleet_topology.fit_uplinks(
         layers,
@@ -1148,6 +1157,28 @@ def boundaries(f, series, screened, q, min_host):
     return entries
 
 
+def _inferred_boundary(b):
+    """The switch entry of a boundary the fleet showed without a topology (two_sides): its
+    smaller side (a leaf behind a slow uplink, or one of two switches) named with the other."""
+    pct, half = _pct(b["effect"], b["se"])
+    small, other = b["leaves"]
+    if not b["slow"]:
+        return []
+    return [
+        {
+            "switch": None,
+            "hosts": small,
+            "sides": [small, other],
+            "status": "slow",
+            "effect_pct": 100 * math.expm1(b["effect"]),
+            "ci95_pct": _interval(b["effect"], b["se"]),
+            "line": f"slow boundary around {small}: {pct:+.0f}% +-{half:.0f}% on pairs between "
+            f"it and {other}, fine on each side: a switch's uplink or the link between two "
+            "switches, not the hosts (no topology given; none drained)",
+        }
+    ]
+
+
 def uplink_entries(series, up):
     """With a topology: the verdict's switch entries (each slow uplink, a slow path between two
     leaves) and the lines about the fabric (the pairs across leaves: no verdict)."""
@@ -1168,6 +1199,8 @@ def uplink_entries(series, up):
             }
         )
     b = up.boundary
+    if b is not None and getattr(up, "inferred", False):
+        return _inferred_boundary(b), lines
     if b is not None:
         pct, half = _pct(b["effect"], b["se"])
         sides = [
@@ -1213,7 +1246,7 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         verdict["not_judged"]["reason"] = why
         verdict["lines"].append(why)
         return verdict
-    f, up, notes = model_fit(layers, rounds, series, topology, q)
+    f, up, notes = model_fit(layers, rounds, series, topology, q, multi)
     lenient = require_retest or bool(series.retests)
     s = screen_series(f, series, groups, multi, q, min_host, min_link, lenient)
     switches, fabric = uplink_entries(series, up) if up is not None else ([], [])

@@ -51,6 +51,7 @@ import warnings
 
 import numpy as np
 from scipy import sparse, stats
+from scipy.sparse.linalg import eigsh
 
 from .decide import benjamini_hochberg
 from .files import InputError, read_regular_file
@@ -625,6 +626,64 @@ def boundary_groups(f, suspect_ranks, q=Q, min_size=MIN_GROUP):
     called = benjamini_hochberg([g["p"] for g in found], q)
     found = [g for g, ok in zip(found, called) if ok]
     return sorted(found, key=lambda g: (-len(g["ranks"]), g["ranks"]))
+
+
+def _least_squares_residuals(y):
+    """y (N x N log times, NaN diagonal; unmeasured pairs filled with the median pair) less the
+    least-squares fit g_i + g_j: (n - 2) g_i + sum(g) = row sum, sum(g) = total / (n - 1). Not
+    robust on purpose: a block pattern must stay in the residuals (a robust fit can bend it
+    into a slope of host effects)."""
+    n = y.shape[0]
+    filled = np.where(np.isfinite(y), y, np.nanmedian(y))
+    np.fill_diagonal(filled, 0.0)
+    rows = filled.sum(axis=1)
+    total = rows.sum() / 2 / (n - 1)
+    g = (rows - total) / (n - 2)
+    r = filled - g[:, None] - g[None, :]
+    np.fill_diagonal(r, 0.0)
+    return r
+
+
+def two_sides(layers, q=Q, min_effect=MIN_UPLINK):
+    """Without a topology: the fleet in two sides whose pairs across are slow and within fine,
+    as two switches joined by a slow link, or one leaf behind a slow uplink, make it (with two
+    equal halves every host meets half its partners across, so no host stands out). The sides
+    are the signs of the eigenvector of the lowest eigenvalue of the pairs' residuals beyond a
+    least-squares host fit (~ -c s s^T for sides s = +-1). The split is called when the median
+    residual across exceeds the median within by at least min_effect and by more than
+    norm.isf(q / ranks) of its error (strict: the split was chosen to show the most), each
+    side 2 ranks or more. layers: (K, N, N) or (N, N) log times, NaN unmeasured. Returns None
+    or a dict: sides (two lists of ranks, the smaller first), effect (log, across over within),
+    se, z."""
+    y = np.asarray(layers, dtype=float)
+    if y.ndim == 3:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            y = np.nanmean(y, axis=0)
+    ranks = np.flatnonzero(np.isfinite(y).any(axis=1))
+    if ranks.size < 4 or not np.isfinite(y[np.ix_(ranks, ranks)]).any():
+        return None
+    sub = y[np.ix_(ranks, ranks)]
+    r = _least_squares_residuals(sub)
+    if ranks.size <= 1024:
+        vector = np.linalg.eigh(r)[1][:, 0]
+    else:
+        vector = eigsh(r, k=1, which="SA")[1][:, 0]
+    side = vector > 0
+    if min(side.sum(), (~side).sum()) < 2:
+        return None
+    upper = np.triu(np.isfinite(sub), 1)
+    across = upper & (side[:, None] != side[None, :])
+    within = upper & (side[:, None] == side[None, :])
+    r_across, r_within = r[across], r[within]
+    effect = float(np.median(r_across) - np.median(r_within))
+    spread = [MAD_SCALE * float(np.median(np.abs(x - np.median(x)))) for x in (r_across, r_within)]
+    se = math.sqrt(MEDIAN_VAR * (spread[0] ** 2 / r_across.size + spread[1] ** 2 / r_within.size))
+    z = effect / se if se > 0 else math.inf
+    if effect < math.log1p(min_effect) or z < stats.norm.isf(q / ranks.size):
+        return None
+    sides = sorted(([int(x) for x in ranks[side]], [int(x) for x in ranks[~side]]), key=len)
+    return {"sides": sides, "effect": effect, "se": se, "z": z}
 
 
 def _components(adjacent):
