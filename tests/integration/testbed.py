@@ -14,6 +14,15 @@ they are missing the tests skip, and with XFER_EXPECT_TESTBED=1 (tools/test as r
 
 shape() gives the hosts' links rates, and a pair of hosts a lower one, with tc's htb (netem, for
 delays, is not in every kernel: this VM's has none); unshape() takes them off.
+
+Two switches (Testbed(hosts, switches=2)): the first half of the hosts on bridge br0, the second
+on br1, the two bridges joined by one veth pair, the uplink (its ends uplink0 on br0, uplink1 on
+br1), which shape(uplink_rate=) slows: every pair across the switches shares it, as pairs share
+a spine link of an oversubscribed fabric. Both bridges live in the one switch namespace, so that
+every host's port stays where one switch had it (link_down(), bridge_bytes(), shape() and the
+Slurm cluster find it there unchanged) and remove_leftovers() has nothing new to find; nothing
+else joins them (the namespace has no addresses and routes nothing), so a frame between the
+halves crosses the uplink. topology_conf() describes the bed as Slurm's topology.conf does.
 """
 
 import json
@@ -50,6 +59,7 @@ TOOLS_PATH = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"  # where root's too
 # is one such packet too (htb's default, rate / 10, is above its own cap of 200000 from 16 Mbit/s).
 SHAPE_BURST = 64 * 1024
 SHAPE_QUANTUM = 64 * 1024
+UPLINK = ("uplink0", "uplink1")  # the two switches' ends of the veth that joins them
 # Our namespaces, xfertb-<owner pid>.<owner start time>-<bed>-<host or "switch">, and folders.
 _OURS = re.compile(r"^xfertb-(\d+)\.(\d+)-")
 _beds_made = 0
@@ -137,9 +147,11 @@ def remove_leftovers():
 
 
 class Testbed:
-    """`hosts` hosts named nodeA, nodeB, ...; start() makes them, stop() removes them."""
+    """`hosts` hosts named nodeA, nodeB, ...; start() makes them, stop() removes them. With
+    `switches`=2 the first half of them (the larger, for an odd count) is on switch 0 and the
+    rest on switch 1, joined by the uplink."""
 
-    def __init__(self, hosts):
+    def __init__(self, hosts, switches=1):
         programs(
             ("ip", "nsenter", "unshare", "mount", "hostname"),
             "iproute2 util-linux",
@@ -153,6 +165,12 @@ class Testbed:
         pid = os.getpid()
         self.prefix = f"xfertb-{pid}.{_start_time(pid)}-{_beds_made}-"
         self.hosts = ["node" + chr(ord("A") + i) for i in range(hosts)]
+        if switches not in (1, 2) or switches > hosts:
+            raise ValueError(f"{switches} switches for {hosts} hosts: 1, or 2 for 2 or more")
+        half = (hosts + 1) // 2 if switches == 2 else hosts
+        # leaves[k]: the hosts on switch k (bridge br<k>), in order
+        self.leaves = [self.hosts[:half], self.hosts[half:]][:switches]
+        self.switch_of = {h: k for k, leaf in enumerate(self.leaves) for h in leaf}
         base = SUBNET.split("/")[0].rsplit(".", 1)[0]
         self.address = {h: f"{base}.{i + 1}" for i, h in enumerate(self.hosts)}
         self.switch = self.prefix + "switch"
@@ -165,8 +183,14 @@ class Testbed:
         self._tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         try:
             self._namespace(self.switch)
-            _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
-            _ip("-n", self.switch, "link", "set", "br0", "up")
+            for k in range(len(self.leaves)):
+                _ip("-n", self.switch, "link", "add", f"br{k}", "type", "bridge")
+                _ip("-n", self.switch, "link", "set", f"br{k}", "up")
+            if len(self.leaves) == 2:
+                end0, end1 = UPLINK
+                _ip("-n", self.switch, "link", "add", end0, "type", "veth", "peer", "name", end1)
+                for k, end in enumerate(UPLINK):
+                    _ip("-n", self.switch, "link", "set", end, "master", f"br{k}", "up")
             for host in self.hosts:
                 self._add_host(host)
             self.hosts_file = os.path.join(self._tmp.name, "hosts")
@@ -196,6 +220,22 @@ class Testbed:
     def env(self, base=None):
         """`base` (default: the test's environment) with agent_env."""
         return dict(os.environ if base is None else base, **self.agent_env)
+
+    def topology_conf(self):
+        """The bed as Slurm's topology.conf (topology/tree) describes it: a line a leaf switch,
+        `SwitchName=sw<k> Nodes=nodeA,...`, and with two leaves a `SwitchName=spine
+        Switches=sw0,sw1` above them (the uplink). For `tools/fleet --topology FILE`, and for a
+        Slurm cluster on the bed."""
+        lines = [f"SwitchName=sw{k} Nodes={','.join(leaf)}" for k, leaf in enumerate(self.leaves)]
+        if len(self.leaves) > 1:
+            lines.append(f"SwitchName=spine Switches={','.join(f'sw{k}' for k in range(2))}")
+        return "\n".join(lines) + "\n"
+
+    def write_topology(self, path):
+        """Writes topology_conf() to `path`; returns `path`."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.topology_conf())
+        return path
 
     def on(self, host, argv):
         """The command line that runs `argv` on `host`, as `ssh host ARGV` would."""
@@ -273,12 +313,15 @@ class Testbed:
         for h in self.hosts:
             _ip("-n", self.prefix + h, "neigh", "flush", "all", check=False)
 
-    def shape(self, rate_mbit, host_rates=None, pair_rates=None):
+    def shape(self, rate_mbit, host_rates=None, pair_rates=None, uplink_rate=None):
         """Shapes every host's link to `rate_mbit` Mbit/s, or host_rates[host], both ways: an htb
         on the host's eth0 (what it sends) and on its port of the bridge (what it receives).
         pair_rates {(a, b): Mbit/s} slows the traffic between a and b further, both ways, where
         each sends: a class at that rate on a's eth0 for the packets to b's address, and on b's
         for a's. What a host sends to all its peers together stays within its link's rate.
+        uplink_rate (two switches only): the uplink at that many Mbit/s, both ways, an htb on
+        each of its ends; the pairs across the switches share it, the pairs within one do not
+        cross it. None leaves the uplink a veth's speed (several Gbit/s here).
         Replaces an earlier shape(); unavailable() where tc is missing or refuses."""
         tc = programs(("tc",), "iproute2", unavailable, TOOLS_PATH)["tc"]
         host_rates = host_rates or {}
@@ -286,6 +329,8 @@ class Testbed:
         for a, b in pair_rates:
             if a not in self.address or b not in self.address or a == b:
                 raise ValueError(f"no such pair of hosts: {a}, {b}")
+        if uplink_rate is not None and len(self.leaves) < 2:
+            raise ValueError("uplink_rate on a bed of one switch: it has no uplink")
         self.unshape()
         try:
             for host in self.hosts:
@@ -294,6 +339,8 @@ class Testbed:
                 peers.update({a: r for (a, b), r in pair_rates.items() if b == host})
                 self._htb(tc, self.prefix + host, "eth0", rate, peers)
                 self._htb(tc, self.switch, host, rate, {})
+            for end in UPLINK if uplink_rate is not None else ():
+                self._htb(tc, self.switch, end, uplink_rate, {})
         except BaseException:
             self.unshape()
             raise
@@ -301,9 +348,12 @@ class Testbed:
     def unshape(self):
         """Removes what shape() added; idempotent, never raises for what is already gone."""
         tc = shutil.which("tc", path=TOOLS_PATH)
-        for host in self.hosts if tc else []:
-            for ns, dev in ((self.prefix + host, "eth0"), (self.switch, host)):
-                _run([tc, "-n", ns, "qdisc", "del", "dev", dev, "root"])
+        devices = [(self.prefix + h, "eth0") for h in self.hosts] + [
+            (self.switch, h) for h in self.hosts
+        ]
+        devices += [(self.switch, end) for end in UPLINK] if len(self.leaves) > 1 else []
+        for ns, dev in devices if tc else []:
+            _run([tc, "-n", ns, "qdisc", "del", "dev", dev, "root"])
 
     def _htb(self, tc, ns, dev, rate_mbit, peers):
         """An htb on `dev` of `ns`: class 1:1, the link at `rate_mbit`, and under it the default
@@ -348,7 +398,15 @@ class Testbed:
 
     def bridge_bytes(self, host):
         """Bytes that have crossed `host`'s port on the bridge, both ways."""
-        link = json.loads(_ip("-n", self.switch, "-j", "-s", "link", "show", host))[0]
+        return self._port_bytes(host)
+
+    def uplink_bytes(self):
+        """Bytes that have crossed the uplink between the two switches, both ways (0 with one
+        switch)."""
+        return self._port_bytes(UPLINK[0]) if len(self.leaves) > 1 else 0
+
+    def _port_bytes(self, port):
+        link = json.loads(_ip("-n", self.switch, "-j", "-s", "link", "show", port))[0]
         return link["stats64"]["rx"]["bytes"] + link["stats64"]["tx"]["bytes"]
 
     # --- making it -----------------------------------------------------------------------
@@ -398,7 +456,8 @@ class Testbed:
             "netns",
             ns,
         )
-        _ip("-n", self.switch, "link", "set", host, "master", "br0", "up")
+        bridge = f"br{self.switch_of[host]}"
+        _ip("-n", self.switch, "link", "set", host, "master", bridge, "up")
         _ip("-n", ns, "link", "set", "lo", "up")
         _ip("-n", ns, "addr", "add", self.address[host] + "/" + SUBNET.split("/")[1], "dev", "eth0")
         _ip("-n", ns, "link", "set", "eth0", "up")
