@@ -238,6 +238,10 @@ class Judge(FleetTestCase):
             ranks = [r for p in rnd for r in p]
             self.assertEqual(len(ranks), len(set(ranks)), "a rank twice in one round")
         self.assertIn(SLOW_LINK, pairs)
+        self.assertEqual(pairs.count(SLOW_LINK), fleet.LINK_REPEATS)  # visits a median decides
+        # control pairs (no suspect in them) give the re-test job its own level
+        controls = [p for p in pairs if SLOW_HOST not in p and p != SLOW_LINK]
+        self.assertGreaterEqual(len(controls), fleet.CONTROLS, plan["rounds"])
         self.assertGreaterEqual(sum(SLOW_HOST in p for p in pairs), 3)
         self.assertIn("host nodeC", plan["why"])
         self.assertIn("link nodeA-nodeF", plan["why"])

@@ -21,13 +21,14 @@ Verdicts, in two stages. The screen (suspects(screen=True)) names suspects lenie
 whose effect is beyond the healthy spread at p <= Q_SCREEN on its own (one-sided, z = h_i /
 sqrt(tau_lo^2 + se_i^2)) and at least half the minimum effect on the log scale; a pair whose
 residual beyond both hosts' effects, e_ij, is beyond sigma by Benjamini-Hochberg at Q_SCREEN
-(over the pairs) and at least half MIN_LINK. tau is the healthy hosts' spread (the MAD of the
-host effects less their estimation variance), tau_lo the lower end of its 95% interval
-(spread_bound): six hosts cannot prove a 3% spread, so they do not hide a slow host behind one,
-and a thousand bound it near tau. A pair beyond both hosts whose host is a suspect slow on many
-of its pairs is that host's, not a link. The re-test (`retest_rounds`: each suspect host
-against PARTNERS passed hosts, each suspect pair LINK_REPEATS times, CONTROLS pairs of passed
-hosts for the re-test job's own level) measures them afresh, and `decide` calls a suspect only
+(over the pairs) and at least half MIN_LINK in every pass (congestion strikes one visit). tau
+is the healthy hosts' spread (the MAD of the host effects less their estimation variance),
+tau_lo the lower end of its 95% interval (spread_bound): six hosts cannot prove a 3% spread, so
+they do not hide a slow host behind one, and a thousand bound it near tau. A pair beyond both
+hosts whose host is a suspect slow on many of its pairs is that host's, not a link. The
+re-test (`retest_rounds`: each suspect host against PARTNERS passed hosts, each suspect pair
+LINK_REPEATS times, control pairs of passed hosts on disjoint hosts for the re-test job's own
+level) measures them afresh, and `decide` calls a suspect only
 when its re-test, at that job's level, is beyond tau_lo and its own error with Benjamini-
 Hochberg at q over all the fleet's hosts (pairs, rails; one not re-tested counts as p = 1)
 and at least the minimum effect: the false-discovery control is on what is called.
@@ -70,7 +71,8 @@ MASK64 = (1 << 64) - 1
 EXACT_INVERSE_MAX = 512  # ranks: exact covariance of the host effects up to this size
 SCALE_SAMPLE = 2_000_000  # residuals used for the scale while iterating (all at the end)
 PARTNERS = 4  # passed hosts a suspect host is re-tested against
-CONTROLS = 4  # pairs of passed hosts a re-test measures for its own job's level
+CONTROLS = 4  # pairs of passed hosts a re-test measures for its own job's level, at least
+MAX_CONTROLS = 16  # and at most: on disjoint hosts, their median is that level
 Q_SCREEN = 0.05  # the screen: each host alone at this level (unadjusted), pairs by BH at it
 SCREEN_FLOOR = 0.5  # the screen's minimum effects: this share of the call's (log scale)
 LINK_REPEATS = 3  # visits of each suspect pair in a re-test (their median decides)
@@ -155,8 +157,9 @@ class Fit:
     """What `fit` returns: g (per-rank effects, log), h (g less the median rank's), mu
     (baseline log time of a pair of median ranks), var_g (variance of each g), se_h, sigma
     (residual scale, log), rho (round effects), resid (N x N mean residual of each pair beyond
-    both ranks' effects, NaN where unmeasured), count (observations a pair), judged (ranks with
-    data), dof (residual degrees of freedom), k (psi factor of the variance)."""
+    both ranks' effects, NaN where unmeasured), resid_low (the lowest over passes), count
+    (observations a pair), judged (ranks with data), dof (residual degrees of freedom), k (psi
+    factor of the variance)."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
@@ -313,16 +316,17 @@ def _psi_factor(r):
 
 
 def _pair_residuals(work, kk):
-    """N x N mean residual of each pair over its observations, NaN where unmeasured."""
+    """(N x N mean residual of each pair over its observations, and the lowest of them), NaN
+    where unmeasured: a slow link is slow in every pass, congestion in one."""
     if kk > 1:
         e = work.e.astype(float)
         e[~work.mask] = np.nan
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(e, axis=0)
+            return np.nanmean(e, axis=0), np.nanmin(e, axis=0)
     resid = work.e[0].astype(float)
     resid[~work.mask[0]] = np.nan
-    return resid
+    return resid, resid
 
 
 def _effect_variances(count, judged, sigma, k):
@@ -380,7 +384,7 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
             break
     sigma = work.scale(SCALE_SAMPLE)
     k = _psi_factor(work.sample(SCALE_SAMPLE // 10) / sigma)
-    resid = _pair_residuals(work, kk)
+    resid, resid_low = _pair_residuals(work, kk)
     g = work.g
     var_g = _effect_variances(count, judged, sigma, k)
     med_g = float(np.median(g[judged])) if judged.any() else 0.0
@@ -394,6 +398,7 @@ def fit(layers, rounds=None, iterations=30, tol=1e-5):
         sigma=sigma,
         rho=work.rho[:n_rounds],
         resid=resid,
+        resid_low=resid_low,
         count=count,
         judged=judged,
         dof=dof,
@@ -444,9 +449,10 @@ def test_hosts(effects, se, q=Q, min_effect=MIN_HOST, where=None, spread=None, a
     return {"p": p, "slow": slow, "tau": math.sqrt(tau2), "tau_lo": tau_lo, "threshold": threshold}
 
 
-def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
+def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None, every_pass=False):
     """One-sided tests of each pair's residual beyond both ranks' effects against sigma;
-    BH over the measured pairs (upper triangle) at q and residual >= log(1 + min_effect).
+    BH over the measured pairs (upper triangle) at q and residual >= log(1 + min_effect), in
+    every pass where every_pass (a slow link is slow in each; congestion in one visit).
     Returns (a, b, residual, se, p) arrays of the pairs flagged, and the threshold."""
     resid = f.resid
     var_g = np.where(np.isfinite(f.var_g), f.var_g, 0.0)
@@ -468,6 +474,8 @@ def test_pairs(f, q=Q, min_effect=MIN_LINK, where=None):
     crit_p = q * max(int(rejected.sum()), 1) / max(tests, 1)
     threshold = max(floor, float(stats.t.isf(crit_p, dof) * f.sigma))
     keep = rejected & (resid[a, b] >= floor)
+    if every_pass:
+        keep &= np.nan_to_num(f.resid_low[a, b], nan=-np.inf) >= floor
     return {
         "a": a[keep],
         "b": b[keep],
@@ -495,7 +503,7 @@ def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None, screen=Fa
     hosts, links = called, called_links
     if screen:
         hosts = test_hosts(f.h, f.se_h, Q_SCREEN, _screen_floor(min_host), where, adjust=False)
-        links = test_pairs(f, Q_SCREEN, _screen_floor(min_link), where)
+        links = test_pairs(f, Q_SCREEN, _screen_floor(min_link), where, every_pass=True)
     slow = np.nonzero(hosts["slow"])[0]
     # pairs of a flagged host that are beyond both effects: the host's, when it is slow on
     # many of its pairs (a quarter of its outlying pairs at least, and 2 or more)
@@ -531,8 +539,9 @@ def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None, screen=Fa
 def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS, controls=CONTROLS):
     """Rounds of disjoint pairs for a re-test: each suspect pair again, each suspect host
     against `partners` hosts that passed (taken in turn from passed_hosts, so that the load is
-    spread), and `controls` pairs of passed hosts that are no suspect pair: the re-test runs in
-    a job of its own, whose level (a whole job a few percent faster or slower: 7.6-18% at 8 B
+    spread), and control pairs of passed hosts that are no suspect pair (_controls: `controls`
+    at least, on disjoint hosts where there are enough): the re-test runs in a job of its own,
+    whose level (a whole job a few percent faster or slower: 7.6-18% at 8 B
     between jobs on two H200s) `confirm` takes from them. Greedy edge colouring: each pair goes
     to the first round where both are free. Returns (rounds, plan) where plan maps each suspect
     to its pairs: {"hosts": {h: [pairs]}, "pairs": [pairs], "controls": [pairs]}."""
@@ -558,21 +567,32 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS,
         host_plan[host] = [(min(host, o), max(host, o)) for o in chosen]
         for pair in host_plan[host]:
             want(pair)
-    suspect_set = set(suspect_hosts)
-    free = [h for h in passed if h not in suspect_set]
-    chosen_controls = []
-    for i, a in enumerate(free):
-        for b in free[i + 1 :]:
-            pair = (min(a, b), max(a, b))
-            if len(chosen_controls) < controls and pair not in seen:
-                want(pair)
-                chosen_controls.append(pair)
+    chosen_controls = _controls(passed, set(suspect_hosts), seen, controls)
+    for pair in chosen_controls:
+        want(pair)
     # each suspect pair LINK_REPEATS times, in as many rounds: one congested visit is outvoted
     return _colour(wanted + links * (LINK_REPEATS - 1)), {
         "hosts": host_plan,
         "pairs": links,
         "controls": chosen_controls,
     }
+
+
+def _controls(passed, suspects, taken, wanted):
+    """Control pairs of passed hosts, none a pair already `taken`: as many as there are free
+    hosts for, up to MAX_CONTROLS, on disjoint hosts first (so that one slow or congested host
+    cannot move several), then, where too few hosts are free for `wanted`, pairs sharing them."""
+    free = [h for h in passed if h not in suspects]
+    out = []
+    for a, b in zip(free[0::2], free[1::2]):
+        if len(out) < MAX_CONTROLS and (min(a, b), max(a, b)) not in taken:
+            out.append((min(a, b), max(a, b)))
+    for i, a in enumerate(free):
+        for b in free[i + 1 :]:
+            pair = (min(a, b), max(a, b))
+            if len(out) < wanted and pair not in taken and pair not in out:
+                out.append(pair)
+    return out
 
 
 def _colour(pairs):
@@ -631,6 +651,8 @@ def retest_estimates(f, retests, suspect_hosts, suspect_pairs):
     retests = {pair: [t - shift for t in times] for pair, times in retests.items()}
     by_rank = {}
     for (a, b), times in retests.items():
+        if (a, b) in pair_set:  # a suspect link's visits say nothing of its host alone
+            continue
         for host, other in ((a, b), (b, a)):
             if host in suspect_set and other not in suspect_set and np.isfinite(f.h[other]):
                 by_rank.setdefault(host, []).append((other, times))
@@ -867,6 +889,7 @@ def _new_verdict(series, q, min_host, min_link):
         "lines": [],
         "drain": "",
         "retest_rounds": [],
+        "retest_controls": [],
     }
 
 
@@ -1259,8 +1282,9 @@ def judge(series, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, require_retest=True
         "rails": [names[r] for r in s.slow_rails],
         "links": [f"{names[a]}-{names[b]}" for a, b in s.links],
     }
-    plan, _ = retest_rounds(s.suspect_ranks, s.links, s.passed)
+    plan, planned = retest_rounds(s.suspect_ranks, s.links, s.passed)
     verdict["retest_rounds"] = [[list(pair) for pair in rnd] for rnd in plan]
+    verdict["retest_controls"] = [list(pair) for pair in planned["controls"]]
     decided = decide_series(f, series, groups, multi, s, q, min_host, min_link)
     verdict["switches"] = [{k: v for k, v in e.items() if k != "line"} for e in switches]
     verdict["lines"] += [e["line"] for e in switches]

@@ -378,11 +378,12 @@ def retest_plan(judgement):
         if not ranks and not links:
             continue
         ranks, links = set(ranks), {tuple(sorted(pair)) for pair in links}
+        controls = {tuple(sorted(pair)) for pair in v.get("retest_controls", [])}
         pairs = [
             tuple(sorted(p))
             for rnd in v["retest_rounds"]
             for p in rnd
-            if tuple(sorted(p)) in links or p[0] in ranks or p[1] in ranks
+            if tuple(sorted(p)) in links | controls or p[0] in ranks or p[1] in ranks
         ]
         wanted.append(pairs)
         where = f"{s.family} at {format_size(s.bytes)}"
