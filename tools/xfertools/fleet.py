@@ -28,10 +28,12 @@ they do not hide a slow host behind one, and a thousand bound it near tau. A pai
 hosts whose host is a suspect slow on many of its pairs is that host's, not a link. The
 re-test (`retest_rounds`: each suspect host against PARTNERS passed hosts, each suspect pair
 LINK_REPEATS times, control pairs of passed hosts on disjoint hosts for the re-test job's own
-level) measures them afresh, and `decide` calls a suspect only
-when its re-test, at that job's level, is beyond tau_lo and its own error with Benjamini-
-Hochberg at q over all the fleet's hosts (pairs, rails; one not re-tested counts as p = 1)
-and at least the minimum effect: the false-discovery control is on what is called.
+level) measures them afresh, and `decide` calls a suspect only when its re-test, at that
+job's level, finds it slow again (at least the minimum effect and significant against its own
+error) and the evidence of both measurements together (weighted by their precision) is at
+least the minimum effect and beyond tau_lo and its error with Benjamini-Hochberg at q over all
+the fleet's hosts (pairs, rails; one not re-tested counts as p = 1): the false-discovery
+control is on what is called.
 Without a required re-test and none measured (--no-retest-required), the first pass decides
 at the call's level, as before the screen.
 
@@ -701,24 +703,33 @@ def confirm(f, retests, suspect_hosts, suspect_pairs, q=Q, min_host=MIN_HOST, mi
     )
 
 
-def decide(estimates, units, q, min_effect, tau=0.0):
-    """The call on re-tested suspects: each estimate (log effect, se) tested one-sided against
-    sqrt(tau^2 + se^2) (tau: the healthy spread's bound, spread_bound), Benjamini-Hochberg
-    at q over all `units` judged (hosts, rails or pairs; a unit not re-tested counts with
-    p = 1), and at least log(1 + min_effect). Returns
-    {key: (estimate, se, p, called)}, None where not measured."""
+def decide(estimates, units, q, min_effect, tau=0.0, first=None):
+    """The call on re-tested suspects. Each re-test estimate (log effect, se) must be slow
+    again on its own: at least log(1 + min_effect) and one-sided significant at q against its
+    own error. And the evidence, the re-test's with the first pass's where `first` gives it
+    ({key: (log effect, se)}: independent measurements of one host, weighted by their
+    precision), must be at least log(1 + min_effect) too, and beyond sqrt(tau^2 + se^2) (tau:
+    the healthy spread's bound, spread_bound) with Benjamini-Hochberg at q over all `units`
+    judged (hosts, rails or pairs; one not re-tested counts with p = 1). Returns {key: (estimate, se, p, called)} of the
+    re-test's estimate and the combined p, None where not measured."""
     keys = [k for k, x in estimates.items() if x is not None]
-    p = []
+    floor = math.log1p(min_effect)
+    p, big = [], []
     for k in keys:
         est, se = estimates[k]
+        if first is not None and first.get(k) is not None and first[k][1] > 0:
+            w1, w2 = first[k][1] ** -2, se**-2
+            est, se = (w1 * first[k][0] + w2 * est) / (w1 + w2), (w1 + w2) ** -0.5
         p.append(_norm_sf(est / math.sqrt(tau**2 + se**2)))
+        big.append(est >= floor)
     padded = np.ones(max(units, len(keys)))
     padded[: len(keys)] = p
     rejected = benjamini_hochberg(padded, q)[: len(keys)] if keys else []
     out = {k: None for k, x in estimates.items() if x is None}
-    for k, pk, ok in zip(keys, p, rejected):
+    for k, pk, ok, large in zip(keys, p, rejected, big):
         est, se = estimates[k]
-        out[k] = (est, se, pk, bool(ok and est >= math.log1p(min_effect)))
+        again = est >= floor and _norm_sf(est / se) <= q
+        out[k] = (est, se, pk, bool(ok and large and again))
     return out
 
 
@@ -992,10 +1003,12 @@ def decide_series(f, series, groups, multi, screened, q, min_host, min_link):
             se = 1.2533 * float(np.median([x[1] for x in mine])) / math.sqrt(len(mine))
             hosts[h] = (_shared(np.array([x[0] for x in mine])), se)
     rails = {r: ranks.get(r) for r in s.slow_rails}
+    first = {h: (s.h_host[s.host_ids.index(h)], s.se_host[s.host_ids.index(h)]) for h in hosts}
+    first_rails = {r: (s.rail[r], s.rail_se[r]) for r in rails}
     return {
         "ranks": ranks,
-        "hosts": decide(hosts, s.units, q, min_host, s.host_tau),
-        "rails": decide(rails, s.rail_units, q, min_host, s.rail_tau),
+        "hosts": decide(hosts, s.units, q, min_host, s.host_tau, first),
+        "rails": decide(rails, s.rail_units, q, min_host, s.rail_tau, first_rails),
         "links": decide(pairs, s.first["pair_tests"], q, min_link),
     }
 
