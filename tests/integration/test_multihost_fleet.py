@@ -134,6 +134,53 @@ class OnOpenMpi(FleetCases, unittest.TestCase):
             self.assertLess(rounds["measured"], rounds["planned"])
 
 
+class TwoSwitches(unittest.TestCase):
+    """Two leaves of 4 hosts, their bridges joined by one veth (the uplink) at half the leaf's
+    bisection (4 x RATE / 2): every pair across is slowed, every pair inside is not. With the
+    bed's topology.conf the verdict names the path between the two switches; without it, the
+    boundary the fleet shows; either way no host is called slow and none drained."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_open_mpi(MPIRUN[0])
+        cls.bed = Testbed(fleet_bed.HOSTS, switches=2)
+        cls.addClassCleanup(cls.bed.stop)
+        cls.bed.start()
+
+    def check(self, seed, topology):
+        leaf = len(self.bed.leaves[0])
+        with tempfile.TemporaryDirectory() as tmp:
+            judge = ()
+            if topology:
+                judge = ("--topology", self.bed.write_topology(os.path.join(tmp, "topo.conf")))
+            case = fleet_bed.Case(switches=2, uplink_factor=2 / leaf, judge_args=judge)
+            out = os.path.join(tmp, "fleet")
+            proc, verdict, wall = fleet_bed.run_bed(self.bed, case, out, seed, MPIRUN[0], XFERBENCH)
+            said = f"exit {proc.returncode} after {wall:.1f} s\n{proc.stdout}\n{proc.stderr}"
+            self.assertIsNotNone(verdict, said)
+            self.assertEqual(proc.returncode, 1, said)  # the uplink is named
+            switches = [e for s in verdict["series"] for e in s["switches"]]
+            self.assertEqual(len(switches), 1, said)
+            self.assertEqual(named(verdict)[0], set(), said)  # no host blamed for it
+            self.assertIn("drain: (none)", proc.stdout)
+            self.assertLess(wall, BOUND_S, said)
+        return switches[0], proc.stdout
+
+    def test_the_path_between_the_switches_is_named_with_the_topology(self):
+        entry, text = self.check(21, topology=True)
+        self.assertEqual(entry["switch"], "sw0-sw1")
+        self.assertIn("slow path between switches sw0 (nodeA,nodeB,nodeC,nodeD)", text)
+        self.assertGreater(entry["effect_pct"], 25)
+
+    def test_without_a_topology_the_boundary_is_named_not_the_hosts(self):
+        entry, text = self.check(22, topology=False)
+        self.assertIsNone(entry["switch"])
+        self.assertEqual(
+            sorted(entry["sides"]), ["nodeA,nodeB,nodeC,nodeD", "nodeE,nodeF,nodeG,nodeH"]
+        )
+        self.assertIn("slow boundary around", text)
+
+
 class OnMpich(FleetCases, unittest.TestCase):
     """MPICH's ranks spin in UCX's progress loop (MPIR_CVAR_POLLS_BEFORE_YIELD does not reach
     it): 8 of them on 2 cores leave a pair's time to the scheduler, a residual spread of 25-40%

@@ -710,8 +710,9 @@ def decide(estimates, units, q, min_effect, tau=0.0, first=None):
     ({key: (log effect, se)}: independent measurements of one host, weighted by their
     precision), must be at least log(1 + min_effect) too, and beyond sqrt(tau^2 + se^2) (tau:
     the healthy spread's bound, spread_bound) with Benjamini-Hochberg at q over all `units`
-    judged (hosts, rails or pairs; one not re-tested counts with p = 1). Returns {key: (estimate, se, p, called)} of the
-    re-test's estimate and the combined p, None where not measured."""
+    judged (hosts, rails or pairs; one not re-tested counts with p = 1). Returns {key:
+    (estimate, se, p, called)} of the re-test's estimate and the combined p, None where not
+    measured."""
     keys = [k for k, x in estimates.items() if x is not None]
     floor = math.log1p(min_effect)
     p, big = [], []
