@@ -398,6 +398,19 @@ class Switches(unittest.TestCase):
         self.assertEqual([e["switch"] for e in named["switches"]], ["sw0-sw1"])
         self.assertEqual(named["drain"], "")
 
+    def test_a_schedule_cut_short_is_not_split(self):
+        """One round of a two-halves fleet measured: too few pairs to tell sides; judged as it
+        is, without a boundary and without failing."""
+        self.LEAVES, self.SIZE = 2, 8
+        fl, _ = self.fleet(seed=27)
+        doc = fl.document(passes=1)
+        series = doc["fleet"]["series"][0]
+        first = set(map(tuple, fleet.schedule(fl.n)[0]))
+        pairs = list(combinations(range(fl.n), 2))
+        series["time_us"] = [t if p in first else None for p, t in zip(pairs, series["time_us"])]
+        verdict = fleet.judge_result(doc)[0]
+        self.assertEqual(verdict["switches"], [])
+
     def test_a_healthy_fabric_names_no_switch(self):
         for seed in (24, 25):
             fl, topology = self.fleet(seed=seed, uplink=1.0)

@@ -653,18 +653,19 @@ def two_sides(layers, q=Q, min_effect=MIN_UPLINK):
     least-squares host fit (~ -c s s^T for sides s = +-1). The split is called when the median
     residual across exceeds the median within by at least min_effect and by more than
     norm.isf(q / ranks) of its error (strict: the split was chosen to show the most), each
-    side 2 ranks or more. layers: (K, N, N) or (N, N) log times, NaN unmeasured. Returns None
-    or a dict: sides (two lists of ranks, the smaller first), effect (log, across over within),
-    se, z."""
+    side 2 ranks or more, and half the pairs measured at least (a schedule cut short is not
+    split). layers: (K, N, N) or (N, N) log times, NaN unmeasured. Returns None or a dict:
+    sides (two lists of ranks, the smaller first), effect (log, across over within), se, z."""
     y = np.asarray(layers, dtype=float)
     if y.ndim == 3:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             y = np.nanmean(y, axis=0)
     ranks = np.flatnonzero(np.isfinite(y).any(axis=1))
-    if ranks.size < 4 or not np.isfinite(y[np.ix_(ranks, ranks)]).any():
-        return None
     sub = y[np.ix_(ranks, ranks)]
+    # a schedule cut short (a lost host, rounds not measured) leaves too few pairs to split by
+    if ranks.size < 4 or np.isfinite(sub).sum() < 0.5 * ranks.size * (ranks.size - 1):
+        return None
     r = _least_squares_residuals(sub)
     if ranks.size <= 256:
         vector = np.linalg.eigh(r)[1][:, 0]
@@ -676,6 +677,8 @@ def two_sides(layers, q=Q, min_effect=MIN_UPLINK):
     upper = np.triu(np.isfinite(sub), 1)
     across = upper & (side[:, None] != side[None, :])
     within = upper & (side[:, None] == side[None, :])
+    if across.sum() < 2 or within.sum() < 2:
+        return None
     r_across, r_within = r[across], r[within]
     effect = float(np.median(r_across) - np.median(r_within))
     spread = [MAD_SCALE * float(np.median(np.abs(x - np.median(x)))) for x in (r_across, r_within)]
