@@ -167,12 +167,6 @@ class Fit:
         self.__dict__.update(fields)
 
 
-def _tukey(r):
-    """Weights w(r) = (1 - (r/c)^2)^2 inside c, 0 outside (r in units of sigma)."""
-    u = r / TUKEY_C
-    return np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0)
-
-
 def _mad(values):
     values = values[np.isfinite(values)]
     if values.size == 0:
@@ -519,6 +513,7 @@ def suspects(f, q=Q, min_host=MIN_HOST, min_link=MIN_LINK, where=None, screen=Fa
         "hosts": [int(x) for x in slow],
         "host_p": hosts["p"],
         "tau": called["tau"],
+        "tau_lo": called["tau_lo"],
         "host_threshold": called["threshold"],
         "screen_threshold": hosts["threshold"],
         "links": [(int(a), int(b)) for a, b in zip(links["a"][~explained], links["b"][~explained])],
@@ -573,7 +568,7 @@ def retest_rounds(suspect_hosts, suspect_pairs, passed_hosts, partners=PARTNERS,
     for pair in chosen_controls:
         want(pair)
     # each suspect pair LINK_REPEATS times, in as many rounds: one congested visit is outvoted
-    return _colour(wanted + links * (LINK_REPEATS - 1)), {
+    return colour(wanted + links * (LINK_REPEATS - 1)), {
         "hosts": host_plan,
         "pairs": links,
         "controls": chosen_controls,
@@ -597,7 +592,7 @@ def _controls(passed, suspects, taken, wanted):
     return out
 
 
-def _colour(pairs):
+def colour(pairs):
     """Pairs as rounds of disjoint pairs: each in the first round where both ranks are free."""
     busy, rounds = {}, []
     for a, b in pairs:
@@ -927,12 +922,11 @@ def screen_series(f, series, groups, multi, q, min_host, min_link, lenient=True)
     out.link_se, out.slow_rails, out.rail = first["link_se"], [], None
     out.rail_tau, out.rail_units = 0.0, 0
     if not multi:
-        called = test_hosts(f.h, f.se_h, q, min_host, f.judged)
         out.host_ids, out.h_host, out.se_host = list(range(n)), f.h, f.se_h
         out.host_p, out.slow_hosts = first["host_p"], first["hosts"]
         out.called_hosts = set(first["called_hosts"])
-        out.host_tau = called["tau_lo"]
-        out.host_threshold, out.units = called["threshold"], int(f.judged.sum())
+        out.host_tau = first["tau_lo"]
+        out.host_threshold, out.units = first["host_threshold"], int(f.judged.sum())
         out.suspect_ranks = list(out.slow_hosts)
     else:
         _screen_hosts_and_rails(out, f, series, groups, q, min_host, lenient)
@@ -1163,6 +1157,21 @@ def model_fit(layers, rounds, series, topology, q, multi=False):
     return f, up, [note] if note else []
 
 
+def _switch_entry(switch, hosts, effect, se, line, **more):
+    """A verdict's switch entry, called slow: the switch (None: the fleet's own boundary), its
+    hosts as a hostlist, the effect on pairs crossing it with its interval, the report line."""
+    entry = {
+        "switch": switch,
+        "hosts": hosts,
+        "status": "slow",
+        "effect_pct": 100 * math.expm1(effect),
+        "ci95_pct": _interval(effect, se),
+        "line": line,
+    }
+    entry.update(more)
+    return entry
+
+
 def _hosts_of(series, ranks):
     return hostlist(series.hosts[series.host_of[int(r)]] for r in ranks)
 
@@ -1180,16 +1189,10 @@ def boundaries(f, series, screened, q, min_host):
         screened.slow_hosts = [h for h in screened.slow_hosts if h not in gone]
         screened.suspect_ranks = [r for r in screened.suspect_ranks if r not in gone]
         label = _hosts_of(series, members)
+        line = fleet_topology.group_line(group, label)
+        within = 100 * math.expm1(group["within"])
         entries.append(
-            {
-                "switch": None,
-                "hosts": label,
-                "status": "slow",
-                "effect_pct": 100 * math.expm1(group["effect"]),
-                "ci95_pct": _interval(group["effect"], group["se"]),
-                "within_pct": 100 * math.expm1(group["within"]),
-                "line": fleet_topology.group_line(group, label),
-            }
+            _switch_entry(None, label, group["effect"], group["se"], line, within_pct=within)
         )
     return entries
 
@@ -1201,19 +1204,12 @@ def _inferred_boundary(b):
     small, other = b["leaves"]
     if not b["slow"]:
         return []
-    return [
-        {
-            "switch": None,
-            "hosts": small,
-            "sides": [small, other],
-            "status": "slow",
-            "effect_pct": 100 * math.expm1(b["effect"]),
-            "ci95_pct": _interval(b["effect"], b["se"]),
-            "line": f"slow boundary around {small}: {pct:+.0f}% +-{half:.0f}% on pairs between "
-            f"it and {other}, fine on each side: a switch's uplink or the link between two "
-            "switches, not the hosts (no topology given; none drained)",
-        }
-    ]
+    line = (
+        f"slow boundary around {small}: {pct:+.0f}% +-{half:.0f}% on pairs between it and "
+        f"{other}, fine on each side: a switch's uplink or the link between two switches, not "
+        "the hosts (no topology given; none drained)"
+    )
+    return [_switch_entry(None, small, b["effect"], b["se"], line, sides=[small, other])]
 
 
 def uplink_entries(series, up):
@@ -1223,18 +1219,11 @@ def uplink_entries(series, up):
     for k in np.flatnonzero(up.slow):
         label = _hosts_of(series, up.ranks[k])
         pct, half = _pct(up.effect[k], up.se[k])
-        entries.append(
-            {
-                "switch": up.names[k],
-                "hosts": label,
-                "status": "slow",
-                "effect_pct": 100 * math.expm1(up.effect[k]),
-                "ci95_pct": _interval(up.effect[k], up.se[k]),
-                "line": f"slow uplink of switch {up.names[k]} ({label}): {pct:+.0f}% +-{half:.0f}% "
-                "on pairs leaving it, beyond the median switch: the uplink, not its hosts "
-                "(none drained)",
-            }
+        line = (
+            f"slow uplink of switch {up.names[k]} ({label}): {pct:+.0f}% +-{half:.0f}% on pairs "
+            "leaving it, beyond the median switch: the uplink, not its hosts (none drained)"
         )
+        entries.append(_switch_entry(up.names[k], label, up.effect[k], up.se[k], line))
     b = up.boundary
     if b is not None and getattr(up, "inferred", False):
         return _inferred_boundary(b), lines
@@ -1248,16 +1237,9 @@ def uplink_entries(series, up):
             "across them"
         )
         if b["slow"]:
-            entries.append(
-                {
-                    "switch": "-".join(b["leaves"]),
-                    "hosts": _hosts_of(series, [r for x in up.ranks for r in x]),
-                    "status": "slow",
-                    "effect_pct": 100 * math.expm1(b["effect"]),
-                    "ci95_pct": _interval(b["effect"], b["se"]),
-                    "line": f"slow path {text}: their uplinks, not the hosts (none drained)",
-                }
-            )
+            hosts = _hosts_of(series, [r for x in up.ranks for r in x])
+            line = f"slow path {text}: their uplinks, not the hosts (none drained)"
+            entries.append(_switch_entry("-".join(b["leaves"]), hosts, b["effect"], b["se"], line))
         else:
             lines.append(f"path {text}: not slow")
     if np.isfinite(up.cross):

@@ -347,27 +347,19 @@ def judge_all(document, notes=(), launch_note=None, **options):
 
 
 def merge_rounds(pair_lists):
-    """Pairs as rounds of disjoint pairs: each pair in the first round where both its ranks are
-    free. A pair a list gives k times (a suspect link's repeated visits) is measured k times,
-    the most any list asks; across lists it is not repeated."""
-    busy, rounds, times = {}, [], {}
+    """Pairs as rounds of disjoint pairs (fleet.colour: each pair in the first round where
+    both its ranks are free). A pair a list gives k times (a suspect link's repeated visits) is
+    measured k times, the most any list asks; across lists it is not repeated."""
+    wanted, times = [], {}
     for pairs in pair_lists:
         mine = {}
         for a, b in pairs:
             pair = (min(a, b), max(a, b))
             mine[pair] = mine.get(pair, 0) + 1
-            if mine[pair] <= times.get(pair, 0):
-                continue
-            times[pair] = mine[pair]
-            r = 0
-            while r in busy.get(pair[0], set()) or r in busy.get(pair[1], set()):
-                r += 1
-            while len(rounds) <= r:
-                rounds.append([])
-            rounds[r].append(list(pair))
-            busy.setdefault(pair[0], set()).add(r)
-            busy.setdefault(pair[1], set()).add(r)
-    return rounds
+            if mine[pair] > times.get(pair, 0):
+                times[pair] = mine[pair]
+                wanted.append(pair)
+    return [[list(pair) for pair in rnd] for rnd in fleet.colour(wanted)]
 
 
 def retest_plan(judgement):
