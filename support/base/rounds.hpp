@@ -1,6 +1,6 @@
 // Every pair of N ranks in N-1 rounds of disjoint pairs (the circle method), for --xfer_fleet:
 // each rank meets every other once, and in a round no rank is in two pairs, so a round's
-// pairs are measured at once. tools/xfertools/fleet.py makes the same rounds (the judge reads
+// pairs are measured at once. tools/xfertools/fleet/model.py makes the same rounds (the judge reads
 // them back from the relabel the result records); tests/fixtures/fleet/schedules.json holds
 // cases both languages are tested against.
 #pragma once

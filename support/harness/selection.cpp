@@ -15,7 +15,7 @@ const char* const kModes[] = {"pingpong", "stream", "bidir"};
 std::string run_name(const std::string& row) { return row + "/manual_time"; }
 
 // A row's name as it was before the exchange paths named their mode and mpi_staged its
-// staging (tools/xfertools/names.py still reads files with such names):
+// staging (tools/xfertools/core/names.py still reads files with such names):
 // mpi_host/mode:pingpong/bytes:8 was mpi_host/bytes:8, and
 // mpi_staged/host:pinned/staging:pipelined/mode:pingpong/bytes:8 was
 // mpi_staged/host:pinned/mode:pipelined/bytes:8.

@@ -20,7 +20,7 @@ double measured_floor_pct(const std::string& name);
 
 // What of a run's context (context.xferbench, and Google Benchmark's CPU count) a floor file's
 // "match" must equal for the file to be this machine's: GPU models, GPU links, CUDA driver and
-// runtime, NCCL, MPI library and CUDA-awareness, world size, CPUs (tools/xfertools/floors.py).
+// runtime, NCCL, MPI library and CUDA-awareness, world size, CPUs (tools/xfertools/machine/floors.py).
 json::Value machine_match(const json::Value& xferbench, int num_cpus);
 
 // A machine's floor file, written by tools/track floor from this machine's merged runs:

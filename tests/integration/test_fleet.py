@@ -1,5 +1,5 @@
 """--xfer_fleet on one machine: every pair of the ranks in rounds of disjoint pairs, each pair's
-own time in context.xferbench.fleet, the rounds the judge (tools/xfertools/fleet.py) rebuilds
+own time in context.xferbench.fleet, the rounds the judge (tools/xfertools/fleet/model.py) rebuilds
 from the recorded relabel; a re-test file measured; bad files refused naming the file; a run
 stopped by SIGINT keeps the rounds it measured. (The multi-host verdicts: test_multihost_fleet.)
 """
@@ -18,7 +18,7 @@ from xfer_testlib import MPIRUN, OPENMPI_AS_ROOT, XFERBENCH, launch, rows
 sys.path.insert(
     0, os.path.join(os.environ.get("XFER_SOURCE_DIR", os.path.join("..", "..")), "tools")
 )
-from xfertools import fleet  # noqa: E402
+from xfertools.fleet import model as fleet  # noqa: E402
 
 QUICK = ["--benchmark_filter=mpi_host", "--xfer_sizes=8,64K", "--xfer_max_time=0.02"]
 INTERRUPTED = 130

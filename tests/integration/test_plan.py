@@ -19,7 +19,8 @@ import unittest
 from xfer_testlib import failed, launch, rows
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from xfertools import machine_model, machines  # noqa: E402
+from xfertools.machine import model as machine_model  # noqa: E402
+from xfertools.result import machines  # noqa: E402
 
 FAMILY = "mpi_host/mode:pingpong"
 # --xfer_precision at its least keeps every row running until its time is up, so a row's timed

@@ -1,5 +1,5 @@
 """tools/ab's plan without running anything: the ABBA order, and how many jobs a time budget
-buys (xfertools/ab_plan.py), checked against jobs recorded on an H200. The sittings themselves are
+buys (xfertools/ab/plan.py), checked against jobs recorded on an H200. The sittings themselves are
 tested in tests/integration/test_ab.py."""
 
 import os
@@ -7,7 +7,7 @@ import statistics
 import unittest
 
 from toollib import TOOLS
-from xfertools import ab_plan
+from xfertools.ab import plan as ab_plan
 
 FIXTURES = os.path.join(os.path.dirname(TOOLS), "tests", "fixtures", "ab")
 # docs/results/2026-11-26-h200-five-short-jobs, one session on one H200, the default selection

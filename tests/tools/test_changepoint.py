@@ -1,5 +1,6 @@
-"""Tests for tools/xfertools/changepoint.py: where a series of runs changed, and the baseline
-window that restarts after a change. The planted-step test checks a step the gate must find.
+"""Tests for tools/xfertools/verdict/changepoint.py: where a series of runs changed, and the
+baseline window that restarts after a change. The planted-step test checks a step the gate must
+find.
 
     python3 -m unittest discover -s tests/tools -p 'test_changepoint.py'
 """
@@ -12,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from xfertools import changepoint, decide, noise, synthetic  # noqa: E402
-from xfertools.decide import NO_CHANGE, REGRESSION  # noqa: E402
+from xfertools.verdict import changepoint, decide, noise, synthetic  # noqa: E402
+from xfertools.verdict.decide import NO_CHANGE, REGRESSION  # noqa: E402
 
 EARLIER = 30
 

@@ -17,9 +17,10 @@ import unittest
 from pathlib import Path
 
 from toollib import iteration_row  # (and tools/ on sys.path)
-from xfertools import names, rows, stats
-from xfertools import report as report_module
-from xfertools.judging import STATUSES
+from xfertools.compare import report as report_module
+from xfertools.compare.judging import STATUSES
+from xfertools.core import names, stats
+from xfertools.result import rows
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "compare.py"

@@ -1,4 +1,4 @@
-"""Tests for tools/xfertools/decide.py: judging a new run against a history of runs.
+"""Tests for tools/xfertools/verdict/decide.py: judging a new run against a history of runs.
 
 The first two classes hold the gate to its targets on synthetic histories (1-10% row noise, shared
 family shifts): no noise-only run flagged, a 10% shift of one family caught.
@@ -13,9 +13,9 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from xfertools import decide, noise, synthetic  # noqa: E402
-from xfertools.decide import IMPROVEMENT, NO_CHANGE, REGRESSION  # noqa: E402
-from xfertools.noise import FAILED  # noqa: E402
+from xfertools.verdict import decide, noise, synthetic  # noqa: E402
+from xfertools.verdict.decide import IMPROVEMENT, NO_CHANGE, REGRESSION  # noqa: E402
+from xfertools.verdict.noise import FAILED  # noqa: E402
 
 EARLIER = 30  # earlier runs in each synthetic history, the default baseline cap
 

@@ -1,4 +1,4 @@
-"""Tests for tools/xfertools/fleet.py: which host, which link (issue 37).
+"""Tests for tools/xfertools/fleet/model.py: which host, which link (issue 37).
 
 python3 -m unittest discover -s tests/tools -p 'test_fleet.py'
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from xfertools import fleet  # noqa: E402
+from xfertools.fleet import model as fleet  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "fleet" / "schedules.json"
 

@@ -27,8 +27,9 @@ from itertools import combinations
 import numpy as np
 
 from toollib import TOOLS  # (and tools/ on sys.path)
-from xfertools import fleet, fleet_report
-from xfertools.files import InputError
+from xfertools.core.files import InputError
+from xfertools.fleet import model as fleet
+from xfertools.fleet import report as fleet_report
 
 FLEET = os.path.join(TOOLS, "fleet")
 PLOT = os.path.join(TOOLS, "plot.py")

@@ -1,5 +1,5 @@
 """tools/track floor and this machine's file (format xferbench-floor/2): the history of merged
-runs it keeps, the variance components it learns from them (tools/xfertools/components.py),
+runs it keeps, the variance components it learns from them (tools/xfertools/machine/components.py),
 and bad input, each refused with one line and exit status 2. The runs are synthetic merged
 results whose components are planted: a run shift shared by a run's jobs, a job shift shared
 by a job's rows, sampling noise within each visit, and known costs.
@@ -18,7 +18,8 @@ from scipy import stats
 
 from toollib import iteration_row
 from tracklib import track
-from xfertools import components, floors, machine_model
+from xfertools.machine import components, floors
+from xfertools.machine import model as machine_model
 
 FAMILY = "mpi_host/mode:pingpong"
 OTHER = "mpi_host/mode:stream"

@@ -43,8 +43,8 @@ import warnings
 from pathlib import Path
 
 from toollib import load_tool
-from xfertools import files
-from xfertools.rows import TIME_UNIT_TO_US
+from xfertools.core import files
+from xfertools.result.rows import TIME_UNIT_TO_US
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPARE_TOOL = ROOT / "tools" / "compare.py"

@@ -12,7 +12,8 @@ import unittest
 from test_check_node import PIPE, SEQ, link_document
 
 from toollib import TOOLS
-from xfertools import curves, machines
+from xfertools.plot import curves
+from xfertools.result import machines
 
 
 class LinkShares(unittest.TestCase):

@@ -12,8 +12,10 @@ import os
 import unittest
 
 import toollib  # noqa: F401  (tools/ on sys.path)
-from xfertools import floors, machine_model, machines, plan
-from xfertools.components import RowComponents
+from xfertools.machine import floors, plan
+from xfertools.machine import model as machine_model
+from xfertools.machine.components import RowComponents
+from xfertools.result import machines
 
 CASES = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

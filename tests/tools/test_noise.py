@@ -1,4 +1,4 @@
-"""Tests for tools/xfertools/noise.py: what a history of runs says about noise.
+"""Tests for tools/xfertools/verdict/noise.py: what a history of runs says about noise.
 
 python3 -m unittest discover -s tests/tools -p 'test_noise.py'
 """
@@ -9,8 +9,8 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from xfertools import noise, synthetic  # noqa: E402
-from xfertools.noise import FAILED  # noqa: E402
+from xfertools.verdict import noise, synthetic  # noqa: E402
+from xfertools.verdict.noise import FAILED  # noqa: E402
 
 FAMILY = "host_staging/variant:0"
 

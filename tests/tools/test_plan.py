@@ -1,7 +1,7 @@
-"""The plan of a machine's default run (tools/xfertools/plan.py) on variance components whose
-right answer is known by hand: where the variance is between processes, as many jobs as fit;
-where it is sampling, few jobs and the time to the noisiest rows; where it is the run level,
-more jobs buy nothing; never a prediction over the budget, never a row past its precision cap.
+"""The plan of a machine's default run (tools/xfertools/machine/plan.py) on variance components
+whose right answer is known by hand: where the variance is between processes, as many jobs as fit;
+where it is sampling, few jobs and the time to the noisiest rows; where it is the run level, more
+jobs buy nothing; never a prediction over the budget, never a row past its precision cap.
 
     python3 -m unittest discover -s tests/tools -p 'test_plan.py'
 """
@@ -13,8 +13,8 @@ import unittest
 from scipy import stats
 
 import toollib  # noqa: F401  (tools/ on sys.path)
-from xfertools import plan
-from xfertools.components import RowComponents
+from xfertools.machine import plan
+from xfertools.machine.components import RowComponents
 
 FAMILY = "mpi_host/mode:pingpong"
 

@@ -18,7 +18,9 @@ import types
 import unittest
 
 from toollib import iteration_row  # (and tools/ on sys.path)
-from xfertools import curves, draw, files, machines, names, rows, sizes, styles
+from xfertools.core import files, names, sizes
+from xfertools.plot import curves, draw, styles
+from xfertools.result import machines, rows
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(REPO, "tools", "plot.py")

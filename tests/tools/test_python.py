@@ -14,7 +14,7 @@ import unittest
 import venv
 
 from toollib import TOOLS  # (and tools/ on sys.path)
-from xfertools import interpreter
+from xfertools.core import interpreter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_A = os.path.join(ROOT, "tests", "fixtures", "compare", "real_mpi_host_a.json")
@@ -171,7 +171,7 @@ class PyprojectTest(unittest.TestCase):
         stated = set(project["dependencies"])
         stated |= {name for extra in project["optional-dependencies"].values() for name in extra}
         imported = set()
-        for path in glob.glob(os.path.join(TOOLS, "xfertools", "*.py")):
+        for path in glob.glob(os.path.join(TOOLS, "xfertools", "**", "*.py"), recursive=True):
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
             for node in ast.walk(tree):

@@ -1,5 +1,5 @@
 """Ctrl-C or SIGTERM to a Python tool: one line, `<tool>: interrupted`, exit 130, and no
-traceback (xfertools/interrupt.py). Each tool is run as a user runs it and stalled at a point
+traceback (xfertools/core/interrupt.py). Each tool is run as a user runs it and stalled at a point
 of its work (an audit hook, from a sitecustomize put on its PYTHONPATH, sleeps at the tool's
 first event of a kind); the test waits until it is there, then sends the signal."""
 

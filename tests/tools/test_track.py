@@ -1,5 +1,5 @@
 """tools/track's command line: record, check, report and export, as CI scripts call them, on
-synthetic histories (xfertools/synthetic.py, written as result files) and real result files;
+synthetic histories (xfertools/verdict/synthetic.py, written as result files) and real result files;
 and bad input, each refused with one line and exit status 2.
 
     python3 -m unittest discover -s tests/tools -p 'test_track.py'
@@ -14,7 +14,7 @@ import unittest
 
 import tracklib
 from tracklib import RESULTS, ROOT, track
-from xfertools import synthetic
+from xfertools.verdict import synthetic
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 REPETITIONS = os.path.join(FIXTURES, "track", "mpi_host_repetitions.json")

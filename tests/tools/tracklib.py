@@ -1,5 +1,5 @@
-"""What the tests of tools/track share: synthetic histories (xfertools/synthetic.py) written as
-xferbench result files with real families' names, and running the tool."""
+"""What the tests of tools/track share: synthetic histories (xfertools/verdict/synthetic.py) written
+as xferbench result files with real families' names, and running the tool."""
 
 import datetime
 import json
@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from toollib import TOOLS, iteration_row
-from xfertools import synthetic
-from xfertools.noise import FAILED
+from xfertools.verdict import synthetic
+from xfertools.verdict.noise import FAILED
 
 TRACK = os.path.join(TOOLS, "track")
 ROOT = os.path.dirname(TOOLS)

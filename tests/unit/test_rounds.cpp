@@ -1,4 +1,4 @@
-// The fleet's schedule (base/rounds.hpp) against the cases tools/xfertools/fleet.py is tested
+// The fleet's schedule (base/rounds.hpp) against the cases tools/xfertools/fleet/model.py is tested
 // against too (tests/fixtures/fleet/schedules.json): the judge rebuilds each pass's rounds from
 // the relabel the result records, so both languages must make the same ones.
 #include <gtest/gtest.h>

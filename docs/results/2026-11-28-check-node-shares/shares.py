@@ -28,8 +28,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from xfertools import links  # noqa: E402
-from xfertools.sizes import format_size  # noqa: E402
+from xfertools.core.sizes import format_size  # noqa: E402
+from xfertools.node import links  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "docs", "results")
 SOURCES = [  # (tarball, the merged runs inside it)

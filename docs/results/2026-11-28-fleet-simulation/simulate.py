@@ -51,7 +51,7 @@ def one_fleet(task):
     """Counts of one simulated fleet (see the module docstring)."""
     import numpy as np
 
-    from xfertools import fleet
+    from xfertools.fleet import model as fleet
 
     n, sigma, slow, seed = task["n"], task["sigma"], task["slow"], task["seed"]
     rng = np.random.default_rng(seed)

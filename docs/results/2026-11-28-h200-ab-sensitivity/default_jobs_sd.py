@@ -20,7 +20,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import repo_tools  # noqa: E402,F401
 from scipy import stats  # noqa: E402
-from xfertools import files, noise, replicates  # noqa: E402
+from xfertools.compare import replicates  # noqa: E402
+from xfertools.core import files  # noqa: E402
+from xfertools.verdict import noise  # noqa: E402
 
 
 def runs_of(tarball):

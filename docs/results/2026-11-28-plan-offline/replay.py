@@ -29,7 +29,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
-from xfertools import components, floors, plan  # noqa: E402
+from xfertools.machine import components, floors, plan  # noqa: E402
 
 JOB_LINE = re.compile(r"job (\d+) of (\d+): exit 0 in ([\d.]+) s \(\S*/results/(\S+)\.jobs/")
 SHORT = {

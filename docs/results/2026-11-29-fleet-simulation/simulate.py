@@ -84,7 +84,7 @@ def one_fleet(task):
     """One simulated fleet, judged twice (the screen, then after its re-test): its counts."""
     import numpy as np
 
-    from xfertools import fleet
+    from xfertools.fleet import model as fleet
 
     n, passes = task["n"], task["passes"]
     sigma, tau, job_sd, round_sd = task["sigma"], task["tau"], task["job_sd"], task["round_sd"]

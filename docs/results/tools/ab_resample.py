@@ -67,19 +67,13 @@ import numpy as np
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 from scipy import stats
 
-from xfertools import (
-    ab,
-    ab_document,
-    ab_plan,
-    files,
-    finite,
-    judging,
-    machines,
-    names,
-    noise,
-    report,
-    rows,
-)
+from xfertools.ab import cli as ab
+from xfertools.ab import document as ab_document
+from xfertools.ab import plan as ab_plan
+from xfertools.compare import judging, report
+from xfertools.core import files, finite, names
+from xfertools.result import machines, rows
+from xfertools.verdict import noise
 
 TIME_FIELDS = ("real_time", "latency_us", "median_us", "min_us", "max_us", "p90_us", "p99_us")
 RATE_FIELDS = ("GB/s", "bytes_per_second", "pct_of_link", "pair_gbps_min", "pair_gbps_max")

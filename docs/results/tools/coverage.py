@@ -22,8 +22,8 @@ from collections import defaultdict
 
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 
-from xfertools.files import InputError, load_result
-from xfertools.names import family_of
+from xfertools.core.files import InputError, load_result
+from xfertools.core.names import family_of
 
 
 def measured_rows(path, pattern):

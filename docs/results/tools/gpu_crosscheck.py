@@ -25,7 +25,7 @@ import time
 
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 
-from xfertools.sizes import parse_sizes
+from xfertools.core.sizes import parse_sizes
 
 
 def size_list(text):

@@ -29,7 +29,7 @@ import sys
 
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 
-from xfertools.files import InputError, load_result
+from xfertools.core.files import InputError, load_result
 
 ROW = re.compile(r"^\s*(\d+)\s+([0-9.]+)")
 XFER_PATH = {"H": "mpi_host", "D": "mpi_cuda_aware"}

@@ -24,7 +24,7 @@ import ack_and_time  # this folder's: the session's result files, the report com
 import repo_tools  # noqa: F401 (this folder's: puts the repository's tools/ on sys.path)
 import rerun_targets  # this folder's: coverage.py
 
-from xfertools.stats import mean_interval
+from xfertools.core.stats import mean_interval
 
 coverage = rerun_targets.coverage
 

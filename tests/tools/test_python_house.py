@@ -1,0 +1,260 @@
+"""tools/xfertools is layered: a sub-package imports only itself and the sub-packages below it.
+
+The order is the `layers:` line of tools/xfertools/__init__.py; every import of every module of
+the package is read (relative or absolute, at the top or inside a function), and there is no
+list of exceptions. Each package's docstring maps its modules; the commands in tools/ are thin
+files over their sub-package's cli; `pip install ./tools` installs them as commands, at
+xferbench's version, which is written once (tools/xfertools/VERSION).
+"""
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS = os.path.join(ROOT, "tools")
+PACKAGE = os.path.join(TOOLS, "xfertools")
+# The commands users call, each over the cli module of its sub-package.
+COMMANDS = {
+    "compare.py": "compare",
+    "plot.py": "plot",
+    "track": "track",
+    "ab": "ab",
+    "fleet": "fleet",
+    "check-node": "node",
+    "calibrate.py": "machine",
+}
+MAP_COLUMN = 12  # where a map line's description starts
+RUN_A = os.path.join(ROOT, "tests", "fixtures", "compare", "real_mpi_host_a.json")
+RUN_B = os.path.join(ROOT, "tests", "fixtures", "compare", "real_mpi_host_b.json")
+
+
+def layers(package=PACKAGE):
+    with open(os.path.join(package, "__init__.py"), encoding="utf-8") as f:
+        found = re.search(r"^layers: (.+)$", f.read(), re.M)
+    if not found:
+        raise AssertionError(f"{package}/__init__.py has no 'layers:' line")
+    return [name.strip() for name in found.group(1).split("->")]
+
+
+def imported_subpackages(package):
+    """(module relative to package, line, the sub-package it imports) for every import of the
+    package's own code: `from ..x import`, `from . import`, `from .x import`, `xfertools.x`."""
+    name = os.path.basename(package)
+    for here, folders, files in os.walk(package):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for file in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(here, file)
+            source = os.path.relpath(path, package)
+            parts = source.split(os.sep)
+            own = parts[0] if len(parts) > 1 else None
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    up = node.level - (1 if own else 0)  # package levels above the module's own
+                    if up > 1:
+                        target = f"above {name}"
+                    elif up == 1 or own is None:
+                        module = (node.module or "").split(".")[0]
+                        target = module or [alias.name for alias in node.names][0]
+                    else:
+                        target = own
+                    yield source, node.lineno, target
+                    continue
+                absolute = (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else []
+                )
+                for module in absolute:
+                    if module == name or module.startswith(name + "."):
+                        target = module.split(".")[1] if "." in module else name
+                        yield source, node.lineno, target
+
+
+def upward_imports(package, order):
+    """What breaks the layering: an import of a sub-package above the importer's, of one not in
+    the order, or of the package's top from inside it; a top-level module importing any."""
+    found = []
+    for source, line, target in imported_subpackages(package):
+        own = source.split(os.sep)[0] if os.sep in source else None
+        if own is None:
+            found.append(f"{source}:{line} (the package's top) imports {target}")
+        elif target not in order or own not in order:
+            found.append(f"{source}:{line} imports {target}, which is no layer")
+        elif order.index(target) > order.index(own):
+            found.append(f"{source}:{line} imports {target}")
+    return found
+
+
+def docstring_map(path):
+    """The names of a docstring's map: lines `name` padded to column 12, then what it does."""
+    with open(path, encoding="utf-8") as f:
+        text = ast.get_docstring(ast.parse(f.read())) or ""
+    lines = (re.match(r"^([a-z_]+) +(?=\S)", line) for line in text.splitlines())
+    return {m.group(1) for m in lines if m and m.end() == MAP_COLUMN}
+
+
+class Layering(unittest.TestCase):
+    def test_every_sub_package_is_a_layer_and_the_top_holds_no_module(self):
+        order = layers()
+        folders = sorted(
+            e.name for e in os.scandir(PACKAGE) if e.is_dir() and e.name != "__pycache__"
+        )
+        self.assertEqual(sorted(order), folders)
+        top = sorted(e.name for e in os.scandir(PACKAGE) if e.is_file())
+        self.assertEqual(top, ["VERSION", "__init__.py"])
+
+    def test_each_sub_package_imports_only_its_own_layer_and_those_below(self):
+        order = layers()
+        found = upward_imports(PACKAGE, order)
+        self.assertEqual(found, [], "\n".join(found))
+        core = [t for s, _, t in imported_subpackages(PACKAGE) if s.startswith("core" + os.sep)]
+        self.assertEqual(sorted(set(core) - {"core"}), [])
+
+    def test_an_import_that_points_up_is_caught(self):
+        with tempfile.TemporaryDirectory() as tree:
+            package = os.path.join(tree, "xfertools")
+            for folder, name, text in (
+                ("", "__init__.py", '"""Two layers.\n\nlayers: low -> high\n"""\n'),
+                ("low", "__init__.py", ""),
+                ("high", "__init__.py", ""),
+                ("high", "a.py", "from ..low import b\nfrom . import c\n"),
+                ("low", "b.py", "def f():\n    from ..high import a\n"),
+                ("low", "c.py", "import xfertools.high.a\nfrom xfertools.low import b\n"),
+                ("low", "d.py", "from ...elsewhere import x\nfrom ..side import y\n"),
+            ):
+                os.makedirs(os.path.join(package, folder), exist_ok=True)
+                with open(os.path.join(package, folder, name), "w", encoding="utf-8") as f:
+                    f.write(text)
+            found = upward_imports(package, layers(package))
+        self.assertEqual(
+            found,
+            [
+                "low/b.py:2 imports high",
+                "low/c.py:1 imports high",
+                "low/d.py:1 imports above xfertools, which is no layer",
+                "low/d.py:2 imports side, which is no layer",
+            ],
+        )
+
+
+class Maps(unittest.TestCase):
+    def test_each_docstring_maps_every_module_and_sub_package(self):
+        for entry in os.scandir(PACKAGE):
+            if not entry.is_dir() or entry.name == "__pycache__":
+                continue
+            modules = {n[:-3] for n in os.listdir(entry.path) if n.endswith(".py")}
+            listed = docstring_map(os.path.join(entry.path, "__init__.py"))
+            self.assertEqual(sorted(modules - {"__init__"}), sorted(listed), entry.name)
+        self.assertEqual(
+            sorted(docstring_map(os.path.join(PACKAGE, "__init__.py"))), sorted(layers())
+        )
+
+    def test_contributing_maps_every_sub_package(self):
+        with open(os.path.join(ROOT, "CONTRIBUTING.md"), encoding="utf-8") as f:
+            text = f.read()
+        for sub in layers():
+            self.assertIn(f"  xfertools/{sub}/ ", text, sub)
+
+
+class Commands(unittest.TestCase):
+    def test_each_command_is_a_thin_file_over_its_sub_package(self):
+        for command, sub in COMMANDS.items():
+            with open(os.path.join(TOOLS, command), encoding="utf-8") as f:
+                text = f.read()
+            tree = ast.parse(text)
+            self.assertFalse(
+                [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))],
+                command,
+            )
+            self.assertLessEqual(len(text.splitlines()), 30, command)
+            self.assertIn(f"from xfertools.{sub}.cli import main", text, command)
+            self.assertTrue(os.path.isfile(os.path.join(PACKAGE, sub, "cli.py")), command)
+
+    def test_pyproject_installs_each_command_at_xferbench_version(self):
+        with open(os.path.join(TOOLS, "pyproject.toml"), encoding="utf-8") as f:
+            project = f.read()
+        scripts = dict(
+            re.findall(r'^([a-z-]+) = "xfertools\.([a-z]+)\.cli:command"$', project, re.M)
+        )
+        self.assertEqual(scripts, {c.removesuffix(".py"): s for c, s in COMMANDS.items()})
+        self.assertIn('version = { file = "xfertools/VERSION" }', project)
+        with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+            cmake = f.read()
+        self.assertIn("tools/xfertools/VERSION", cmake)
+        self.assertRegex(cmake, r"project\(xferbench VERSION \$\{XFER_VERSION_STRING\}")
+        self.assertNotRegex(cmake, r"project\(xferbench VERSION [0-9]")
+
+    def test_pip_install_gives_the_commands_and_the_version(self):
+        """Offline: setuptools and numpy come from the system Python's site-packages."""
+        tools = subprocess.run(
+            [sys.executable, "-c", "import ensurepip, setuptools"], capture_output=True
+        )
+        if tools.returncode != 0:
+            why = "needs python3-venv and python3-setuptools (tools/test installs them as root)"
+            if os.environ.get("XFER_EXPECT_VENV") == "1":
+                raise AssertionError(f"XFER_EXPECT_VENV=1 but this Python {why}")
+            self.skipTest(why)
+        with tempfile.TemporaryDirectory() as tmp:
+            source = os.path.join(tmp, "tools")  # a copy: the build writes beside pyproject
+            os.mkdir(source)
+            shutil.copy(os.path.join(TOOLS, "pyproject.toml"), source)
+            shutil.copytree(
+                PACKAGE,
+                os.path.join(source, "xfertools"),
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+            venv = os.path.join(tmp, "venv")
+            subprocess.run(
+                [sys.executable, "-m", "venv", "--system-site-packages", venv], check=True
+            )
+            installed = subprocess.run(
+                [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-index"]
+                + ["--no-build-isolation", "--no-deps", "--no-cache-dir", source],
+                capture_output=True,
+                text=True,
+            )
+            self.assertEqual(installed.returncode, 0, installed.stdout + installed.stderr)
+            with open(os.path.join(PACKAGE, "VERSION"), encoding="utf-8") as f:
+                version = f.read().strip()
+            shown = subprocess.run(
+                [os.path.join(venv, "bin", "python"), "-m", "pip", "show", "xfertools"],
+                capture_output=True,
+                text=True,
+            )
+            self.assertIn(f"Version: {version}\n", shown.stdout)
+            for command in COMMANDS:
+                name = command.removesuffix(".py")
+                done = subprocess.run(
+                    [os.path.join(venv, "bin", name), "--help"], capture_output=True, text=True
+                )
+                self.assertEqual(done.returncode, 0, f"{name}: {done.stderr}")
+                self.assertIn("usage:", done.stdout)
+            compare = subprocess.run(
+                [os.path.join(venv, "bin", "compare"), RUN_A, RUN_B],
+                capture_output=True,
+                text=True,
+                cwd=tmp,
+            )
+            self.assertEqual(compare.returncode, 0, compare.stderr)
+            self.assertTrue(compare.stdout.startswith("compare: no regression"), compare.stdout)
+            direct = subprocess.run(
+                [sys.executable, os.path.join(TOOLS, "compare.py"), RUN_A, RUN_B],
+                capture_output=True,
+                text=True,
+                cwd=tmp,
+            )
+            self.assertEqual(compare.stdout, direct.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
