@@ -463,6 +463,16 @@ class Run(FleetTestCase):
         self.assertExit(done, 2)
         self.assertIn("--benchmark_out is fleet run's own choice", done.stderr)
 
+    def test_help_of_each_command_shows_it_and_exits_0(self):
+        for command in ("judge", "run"):
+            done = self.fleet(command, "--help")
+            self.assertExit(done, 0)
+            self.assertTrue(done.stdout.startswith(f"usage: fleet {command} "), done.stdout)
+            self.assertNotIn("%%", done.stdout)
+        refused = self.fleet("run")
+        self.assertExit(refused, 2)
+        self.assertIn("give the launch command after --", refused.stderr)
+
     def test_ctrl_c_passes_to_the_launch_and_keeps_its_file(self):
         out, ready = self.path("out"), self.path("ready")
         command = [sys.executable, FLEET, "run", "--out", out, "--"]

@@ -137,7 +137,7 @@ def build_parser():
         "judge",
         help="judge a fleet result and its re-tests",
         description="Judge RESULT (xferbench --xfer_fleet's result) per series (family and "
-        "size): the slow hosts, rails and links with their 95%% intervals, each series' "
+        "size): the slow hosts, rails and links with their 95% intervals, each series' "
         "host-by-host matrix, and the hosts to drain as a Slurm hostlist.",
         epilog=__doc__[__doc__.index("Exit status:") :],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -196,11 +196,11 @@ def parse_args(argv):
     parser = build_parser()
     launch = []
     if argv[:1] == ["run"]:
-        if "--" not in argv:
+        if "--" not in argv and not {"-h", "--help"} & set(argv):
             parser.commands.choices["run"].error(
                 "give the launch command after --: fleet run [OPTIONS] -- mpirun ... xferbench"
             )
-        cut = argv.index("--")
+        cut = argv.index("--") if "--" in argv else len(argv)
         argv, launch = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
     args.launch = launch
