@@ -402,8 +402,7 @@ def build_matrix_figure(pyplot, matrices):
     fig, axes = pyplot.subplots(1, count, figsize=(1.5 + 5 * count, 5), squeeze=False)
     values = [v for m in matrices for row in m.cells for v in row if v is not None]
     vmax = max(values)
-    cmap = pyplot.get_cmap("viridis").copy()
-    cmap.set_bad("0.88")
+    cmap = pyplot.get_cmap("viridis").with_extremes(bad="0.88")  # a copy; set_bad is deprecated
     for ax, matrix in zip(axes[0], matrices):
         # imshow masks NaN: absent cells take the colormap's "bad" grey.
         data = [[math.nan if v is None else v for v in row] for row in matrix.cells]
