@@ -6,12 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from xfertools.core import interrupt  # noqa: E402
-
-if __name__ == "__main__":  # Ctrl-C or SIGTERM: one line, exit 130
-    interrupt.install("compare.py")
-
-from xfertools.compare.cli import main  # noqa: E402
+from xfertools.compare import command  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())

@@ -10,7 +10,6 @@ the launch of xferbench that `fleet run` starts: it writes what the model measur
 """
 
 import contextlib
-import importlib.machinery
 import importlib.util
 import io
 import json
@@ -28,6 +27,7 @@ import numpy as np
 
 from toollib import TOOLS  # (and tools/ on sys.path)
 from xfertools.core.files import InputError
+from xfertools.fleet import cli as fleet_cli
 from xfertools.fleet import model as fleet
 from xfertools.fleet import report as fleet_report
 
@@ -39,15 +39,6 @@ FAMILIES = (("mpi_host/mode:pingpong", 5.0), ("mpi_host/mode:stream", 2.0))  # b
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def load_script(name, path):
-    """The tool at path, a name without .py, as a module called name."""
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
-    loader.exec_module(module)
-    return module
-
-
-TOOL = load_script("fleet_tool", FLEET)
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
@@ -192,7 +183,7 @@ class FleetTestCase(unittest.TestCase):
         """tools/fleet's main in this process (no start-up: numpy and scipy are loaded)."""
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = TOOL.main(list(args))
+            status = fleet_cli.main(list(args))
         return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
     def assertExit(self, done, status):

@@ -42,8 +42,10 @@ import unittest
 import warnings
 from pathlib import Path
 
-from toollib import load_tool
+import toollib  # noqa: F401  (tools/ on sys.path)
+from xfertools.compare import cli as compare
 from xfertools.core import files
+from xfertools.plot import cli as plot
 from xfertools.result.rows import TIME_UNIT_TO_US
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,10 +84,6 @@ CATEGORIES = (
 # plot.py's notes on stderr (a failed row left out, no reference line) are
 # not errors; every other stderr line is one.
 NOTE_PREFIX = "plot.py: note: "
-
-
-compare = load_tool("fuzz_compare", COMPARE_TOOL)
-plot = load_tool("fuzz_plot", PLOT_TOOL)
 
 
 def read_document(path):

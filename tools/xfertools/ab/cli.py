@@ -243,9 +243,3 @@ def main(argv=None, root=None):
         return interrupt.EXIT_INTERRUPTED
     print(f"{PROG}: written to {outcome.out}", file=sys.stderr)
     return 1 if result["regressions"] else 0
-
-
-def command():
-    """`ab`, the command `pip install ./tools` installs: as tools/ab."""
-    interrupt.install(PROG)
-    return main()

@@ -9,3 +9,14 @@ render      the report as text, markdown or JSON
 ab_sides    a tools/ab document read back as the two sides, A as base and B as new
 cli         the command line
 """
+
+
+def command():
+    """tools/compare.py, or `compare` where `pip install ./tools` put it: the front
+    door, then the command line (cli.main)."""
+    from ..core.front import enter
+
+    enter("compare.py")
+    from .cli import main
+
+    return main()

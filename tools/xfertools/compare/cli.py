@@ -20,7 +20,7 @@ import math
 import re
 import sys
 
-from ..core import interpreter, interrupt
+from ..core import interpreter
 from ..core.files import InputError
 from ..core.text import one_line
 from ..result import machines
@@ -157,9 +157,3 @@ def main(argv=None):
         raise
     sys.stdout.write(render.RENDERERS[args.format](result))
     return result["exit_status"]
-
-
-def command():
-    """`compare`, the command `pip install ./tools` installs: as tools/compare.py."""
-    interrupt.install(PROG)
-    return main()

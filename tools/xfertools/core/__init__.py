@@ -1,6 +1,7 @@
 """The ground floor: what every tool needs and nothing of xferbench's judgement; imports no
 other sub-package.
 
+front       a command's front door: Ctrl-C says one line; the Python it needs, or one line
 checkout    where the xferbench checkout is (the commands' build/, results/, tools/setup)
 interpreter which Python a tool runs under: itself again under the system Python where the
             first python3 in PATH lacks numpy, scipy or matplotlib

@@ -12,3 +12,14 @@ report      a fleet result and its re-tests read and checked, each series judged
             fleet heatmaps
 cli         the command line: judge, run
 """
+
+
+def command():
+    """tools/fleet, or `fleet` where `pip install ./tools` put it: the front
+    door, then the command line (cli.main)."""
+    from ..core.front import enter
+
+    enter("fleet", needs=("numpy", "scipy"), missing_status=5)  # fleet's 3 is "not final"
+    from .cli import main
+
+    return main()

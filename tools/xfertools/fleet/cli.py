@@ -464,9 +464,3 @@ def main(argv=None):
     except InputError as error:
         print(f"{PROG} {args.command}: error: {one_line(error)}", file=sys.stderr)
         return fleet_report.EXIT_BAD_INPUT
-
-
-def command():
-    """`fleet`, the command `pip install ./tools` installs: as tools/fleet."""
-    interrupt.install(PROG)
-    return main()

@@ -9,3 +9,14 @@ floors      the machine's file: its floors, run floors, costs and plan, written 
 calibration whether the stated intervals are what reruns need: track calibration over a series
 cli         tools/calibrate.py: mpi_host against the plainest MPI ping-pong, alternately
 """
+
+
+def command():
+    """tools/calibrate.py, or `calibrate` where `pip install ./tools` put it: the front
+    door, then the command line (cli.main)."""
+    from ..core.front import enter
+
+    enter("calibrate")
+    from .cli import main
+
+    return main()

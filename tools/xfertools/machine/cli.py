@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import sys
 
-from ..core import fields, interrupt
+from ..core import fields
 
 
 def launcher():
@@ -103,9 +103,3 @@ def main(argv=None):
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text + "\n")
     return 0
-
-
-def command():
-    """`calibrate`, the command `pip install ./tools` installs: as tools/calibrate.py."""
-    interrupt.install("calibrate")
-    return main()

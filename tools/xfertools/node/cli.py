@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 
-from ..core import checkout, fields, interrupt
+from ..core import checkout, fields
 from ..core.files import InputError, decode_json, load_result, read_regular_file
 from ..core.sizes import format_size
 from ..core.text import one_line
@@ -204,9 +204,3 @@ def main(argv=None):
         f"their link; {result.linked_rows} row(s) crossed a known link"
     )
     return 0
-
-
-def command():
-    """`check-node`, the command `pip install ./tools` installs: as tools/check-node."""
-    interrupt.install(PROG)
-    return main()

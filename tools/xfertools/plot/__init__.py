@@ -7,3 +7,14 @@ styles      the look: colour, line style and marker per series, panel layout
 draw        the matplotlib figures
 cli         the command line
 """
+
+
+def command():
+    """tools/plot.py, or `plot` where `pip install ./tools` put it: the front
+    door, then the command line (cli.main)."""
+    from ..core.front import enter
+
+    enter("plot.py")
+    from .cli import main
+
+    return main()

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-from ..core import files, interpreter, interrupt, sizes
+from ..core import files, interpreter, sizes
 from ..core.files import InputError
 from ..core.text import one_line
 from . import curves, draw, matrix, styles
@@ -189,9 +189,3 @@ def main(argv=None):
     except interpreter.Missing as e:
         print(f"plot.py: {e}; the text matrix (--matrix --text) needs none", file=sys.stderr)
         return interpreter.EXIT_MISSING
-
-
-def command():
-    """`plot`, the command `pip install ./tools` installs: as tools/plot.py."""
-    interrupt.install("plot.py")
-    return main()

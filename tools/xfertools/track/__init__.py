@@ -7,3 +7,14 @@ page        the trend page: one HTML file with inline SVG charts
 export      a run for Bencher (BMF) and github-action-benchmark (custom JSON)
 cli         the command line: record, check, report, floor, export, calibration
 """
+
+
+def command():
+    """tools/track, or `track` where `pip install ./tools` put it: the front
+    door, then the command line (cli.main)."""
+    from ..core.front import enter
+
+    enter("track")
+    from .cli import main
+
+    return main()

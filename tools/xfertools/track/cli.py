@@ -29,7 +29,7 @@ import os
 import sys
 import tempfile
 
-from ..core import interpreter, interrupt
+from ..core import interpreter
 from ..core.files import InputError, write_atomically
 from ..core.text import one_line
 from ..machine import calibration, floors, history
@@ -392,9 +392,3 @@ def main(argv=None):
     except interpreter.Missing as error:
         print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
         return interpreter.EXIT_MISSING
-
-
-def command():
-    """`track`, the command `pip install ./tools` installs: as tools/track."""
-    interrupt.install(PROG)
-    return main()
