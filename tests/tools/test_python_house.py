@@ -8,7 +8,6 @@ xferbench's version, which is written once (tools/xfertools/VERSION).
 """
 
 import ast
-import importlib.util
 import os
 import re
 import shutil
@@ -245,7 +244,13 @@ class Commands(unittest.TestCase):
                 text=True,
             )
             self.assertIn(f"Version: {version}\n", shown.stdout)
-            judges = importlib.util.find_spec("numpy") and importlib.util.find_spec("scipy")
+            judges = (  # the venv's Python (its base's site-packages), not this one
+                subprocess.run(
+                    [os.path.join(venv, "bin", "python"), "-c", "import numpy, scipy"],
+                    capture_output=True,
+                ).returncode
+                == 0
+            )
             for command in COMMANDS:
                 name = command.removesuffix(".py")
                 done = subprocess.run(
