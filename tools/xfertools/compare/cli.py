@@ -21,6 +21,7 @@ import re
 import sys
 
 from ..core import interpreter
+from ..core.arguments import probability
 from ..core.files import InputError
 from ..core.text import one_line
 from ..result import machines
@@ -36,16 +37,6 @@ def percentage(text):
         raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
-
-
-def probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1: {text!r}")
     return value
 
 

@@ -11,6 +11,7 @@ fields      the result file's field names (docs/result-format.md), each written 
 finite      whether a value is a finite number, and figures made fit for strict JSON
 names       row names: run-control parts, legacy names, families (path and variant) and sizes
 sizes       message sizes: parsing 256MiB and formatting 256 MiB
+arguments   command-line values the commands share (argparse types)
 text        text for people: plurals, one-line messages, clipped labels
 stats       median, geometric mean, Mann-Whitney U, Student t, intervals
 """

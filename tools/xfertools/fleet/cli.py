@@ -40,6 +40,7 @@ import time
 
 from ..ab.jobs import Sitting, stop_job
 from ..core import checkout, interrupt
+from ..core.arguments import probability
 from ..core.files import InputError
 from ..core.text import one_line
 from . import model as fleet
@@ -59,16 +60,6 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(fleet_report.EXIT_BAD_INPUT)
-
-
-def probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1: {text!r}")
-    return value
 
 
 def fraction(text):
