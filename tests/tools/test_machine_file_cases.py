@@ -1,5 +1,5 @@
-"""The machine file's identity match and statistical model in Python (xfertools.machines,
-xfertools.machine_model, xfertools.plan) against the cases that tests/unit/
+"""The machine file's identity match and statistical model in Python (xfertools.result.machines,
+xfertools.machine.model, xfertools.machine.plan) against the cases that tests/unit/
 test_machine_file_cases.cpp checks the C++ against: tests/fixtures/machine-file/cases.json
 (its README.md says what each section holds).
 

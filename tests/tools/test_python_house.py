@@ -46,7 +46,9 @@ def layers(package=PACKAGE):
 
 def imported_subpackages(package):
     """(module relative to package, line, the sub-package it imports) for every import of the
-    package's own code: `from ..x import`, `from . import`, `from .x import`, `xfertools.x`."""
+    package's own code: `from ..x import`, `from .. import a, b`, `from . import`, `from .x
+    import`, `import xfertools.x`, `from xfertools import x`, and importlib.import_module or
+    __import__ of a literal name."""
     name = os.path.basename(package)
     for here, folders, files in os.walk(package):
         folders[:] = sorted(f for f in folders if f != "__pycache__")
@@ -58,28 +60,46 @@ def imported_subpackages(package):
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
             for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.level:
-                    up = node.level - (1 if own else 0)  # package levels above the module's own
-                    if up > 1:
-                        target = f"above {name}"
-                    elif up == 1 or own is None:
-                        module = (node.module or "").split(".")[0]
-                        target = module or [alias.name for alias in node.names][0]
-                    else:
-                        target = own
+                for target in reached(node, own, name):
                     yield source, node.lineno, target
-                    continue
-                absolute = (
-                    [node.module or ""]
-                    if isinstance(node, ast.ImportFrom)
-                    else [a.name for a in node.names]
-                    if isinstance(node, ast.Import)
-                    else []
-                )
-                for module in absolute:
-                    if module == name or module.startswith(name + "."):
-                        target = module.split(".")[1] if "." in module else name
-                        yield source, node.lineno, target
+
+
+def reached(node, own, name):
+    """The sub-packages one node of a module of sub-package own (None: the package's top)
+    imports, as written."""
+    if isinstance(node, ast.ImportFrom) and node.level:
+        up = node.level - (1 if own else 0)  # package levels above the module's own
+        if up > 1:
+            return [f"above {name}"]
+        if up == 0:
+            return [own]
+        return [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.module == name:
+            return [a.name for a in node.names]
+        modules = [node.module or ""]
+    elif isinstance(node, ast.Import):
+        modules = [a.name for a in node.names]
+    elif isinstance(node, ast.Call) and dynamic_import(node):
+        written = node.args[0].value
+        modules = [written] if not written.startswith(".") else [f"{name}.{written}"]
+    else:
+        return []
+    return [m.split(".")[1] for m in modules if m.startswith(name + ".")] + [
+        f"{name} itself" for m in modules if m == name
+    ]
+
+
+def dynamic_import(call):
+    """True for importlib.import_module("...") or __import__("...") of a literal name."""
+    function = call.func
+    called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+    literal = call.args and isinstance(call.args[0], ast.Constant)
+    return (
+        called in ("import_module", "__import__")
+        and literal
+        and isinstance(call.args[0].value, str)
+    )
 
 
 def upward_imports(package, order):
@@ -114,6 +134,13 @@ class Layering(unittest.TestCase):
         self.assertEqual(sorted(order), folders)
         top = sorted(e.name for e in os.scandir(PACKAGE) if e.is_file())
         self.assertEqual(top, ["VERSION", "__init__.py"])
+        deeper = [
+            f"{sub}/{e.name}"
+            for sub in folders
+            for e in os.scandir(os.path.join(PACKAGE, sub))
+            if e.is_dir() and e.name != "__pycache__"
+        ]
+        self.assertEqual(deeper, [], "a sub-package holds modules only: one layer, one folder")
 
     def test_each_sub_package_imports_only_its_own_layer_and_those_below(self):
         order = layers()
@@ -133,6 +160,9 @@ class Layering(unittest.TestCase):
                 ("low", "b.py", "def f():\n    from ..high import a\n"),
                 ("low", "c.py", "import xfertools.high.a\nfrom xfertools.low import b\n"),
                 ("low", "d.py", "from ...elsewhere import x\nfrom ..side import y\n"),
+                ("low", "e.py", "from .. import low, high\nfrom xfertools import high\n"),
+                ("low", "f.py", "import importlib\nimportlib.import_module('xfertools.high.a')\n"),
+                ("low", "g.py", "__import__('xfertools.low.b')\nimport xfertools\n"),
             ):
                 os.makedirs(os.path.join(package, folder), exist_ok=True)
                 with open(os.path.join(package, folder, name), "w", encoding="utf-8") as f:
@@ -145,6 +175,10 @@ class Layering(unittest.TestCase):
                 "low/c.py:1 imports high",
                 "low/d.py:1 imports above xfertools, which is no layer",
                 "low/d.py:2 imports side, which is no layer",
+                "low/e.py:1 imports high",
+                "low/e.py:2 imports high",
+                "low/f.py:2 imports high",
+                "low/g.py:2 imports xfertools itself, which is no layer",
             ],
         )
 

@@ -1,6 +1,6 @@
 """xferbench's Python tools as a package, in sub-packages by what they serve. A sub-package
 imports only itself and the sub-packages below it in this order (core imports none);
-tests/tools/test_layering.py reads every import:
+tests/tools/test_python_house.py reads every import:
 
 layers: core -> result -> node -> verdict -> machine -> compare -> track -> ab -> fleet -> plot
 
@@ -17,10 +17,10 @@ ab          tools/ab: A against B in one sitting of alternating jobs
 fleet       tools/fleet: every pair of a cluster's hosts, slow hosts, links and uplinks named
 plot        tools/plot.py: curves, pair matrices, fleet heatmaps
 
-Each sub-package's docstring maps its modules. The commands in tools/ are thin files over each
-sub-package's cli module (its main); `pip install ./tools` installs them as commands of the
-same names (cli.command). The version is xferbench's: the file VERSION beside this one, which
-CMakeLists.txt reads too.
+Each sub-package's docstring maps its modules. The commands in tools/ are thin files over a
+sub-package's command() (its __init__.py: core/front.py's front door, then its cli.main);
+`pip install ./tools` installs the same command() under the same names. The version is
+xferbench's: the file VERSION beside this one, which CMakeLists.txt reads too.
 """
 
 import os

@@ -516,8 +516,8 @@ def write_atomic(path, doc):
 
 
 def code_version():
-    """The commit and fleet.py's hash (other work edits fleet.py while this runs)."""
-    src = os.path.join(ROOT, "tools", "xfertools", "fleet.py")
+    """The commit and the fleet model's hash (other work edits it while this runs)."""
+    src = os.path.join(ROOT, "tools", "xfertools", "fleet", "model.py")
     with open(src, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
     try:
@@ -528,7 +528,7 @@ def code_version():
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", ROOT, "status", "--porcelain", "tools/xfertools/fleet.py"],
+            ["git", "-C", ROOT, "status", "--porcelain", "tools/xfertools/fleet/model.py"],
             capture_output=True,
             text=True,
             check=True,

@@ -1,11 +1,8 @@
 """Ctrl-C or SIGTERM ends a tool with one line, `<tool>: interrupted`, and exit status 130, the
 status xferbench and tools/run give an interrupted run; never with a Python traceback.
 
-A tool's script calls install(PROG) first thing, before its heavier imports:
-
-    from xfertools.core import interrupt
-    if __name__ == "__main__":
-        interrupt.install("tools/track")
+A command installs it first thing, before its heavier imports: each sub-package's command()
+calls core/front.py's enter(PROG), which calls install(PROG).
 
 SIGTERM is raised as KeyboardInterrupt where the tool is, so its `finally` blocks and `with`
 statements clean up as for Ctrl-C; a KeyboardInterrupt nothing caught then ends the process.
