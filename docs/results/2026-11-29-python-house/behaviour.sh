@@ -110,7 +110,7 @@ listing() {  # CASE DIR: each file under DIR (of the current folder) with its sh
 cd "$work/fx"
 for t in compare.py plot.py track ab fleet check-node calibrate.py; do run "help-$t" "$t" --help; done
 for s in record check report floor export calibration; do run "help-track-$s" track "$s" --help; done
-for s in judge run; do run "help-fleet-$s" fleet "$s" --help; done   # (run: exit 2, no launch)
+for s in judge run; do run "help-fleet-$s" fleet "$s" --help; done   # (run: exit 2 before 2769c8b)
 
 # ---- compare.py ---------------------------------------------------------------------------
 cd "$work/fx/compare"
