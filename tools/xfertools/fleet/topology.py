@@ -65,6 +65,8 @@ MIN_GROUP = 3
 MAX_HOSTS = 1_000_000  # names one hostlist may expand to
 MEDIAN_VAR = math.pi / 2  # variance of a median over that of a mean (normal errors)
 SHOWN_NAMES = 8
+SPLIT_PERMUTATIONS = 99  # shuffles that calibrate a split found without a topology: p >= 0.01
+SPLIT_SEED = 46
 
 # ------------------------------------------------------------------------------- hostlists
 
@@ -651,10 +653,13 @@ def two_sides(layers, q=Q, min_effect=MIN_UPLINK):
     are the signs of the eigenvector of the lowest eigenvalue of the pairs' residuals beyond a
     least-squares host fit (~ -c s s^T for sides s = +-1). The split is called when the median
     residual across exceeds the median within by at least min_effect and by more than
-    norm.isf(q / ranks) of its error (strict: the split was chosen to show the most), each
-    side 2 ranks or more, and half the pairs measured at least (a schedule cut short is not
+    norm.isf(q / ranks) of its error, and when no more than a share q of SPLIT_PERMUTATIONS
+    shuffles of the residuals among the measured pairs, split the same way, show as much (the
+    split was chosen to show the most: with noise alone some split always shows a contrast);
+    each side 2 ranks or more, and half the pairs measured at least (a schedule cut short is not
     split). layers: (K, N, N) or (N, N) log times, NaN unmeasured. Returns None or a dict:
-    sides (two lists of ranks, the smaller first), effect (log, across over within), se, z."""
+    sides (two lists of ranks, the smaller first), effect (log, across over within), se, z, p
+    (the shuffles' share)."""
     y = np.asarray(layers, dtype=float)
     if y.ndim == 3:
         with warnings.catch_warnings():
@@ -666,27 +671,60 @@ def two_sides(layers, q=Q, min_effect=MIN_UPLINK):
     if ranks.size < 4 or np.isfinite(sub).sum() < 0.5 * ranks.size * (ranks.size - 1):
         return None
     r = _least_squares_residuals(sub)
-    if ranks.size <= 256:
+    measured = np.triu(np.isfinite(sub), 1)
+    side = _lowest_split(r)
+    found = _split_contrast(r, measured, side)
+    if found is None:
+        return None
+    effect, se, z = found
+    if effect < math.log1p(min_effect) or z < stats.norm.isf(q / ranks.size):
+        return None
+    p = _shuffled_share(r, measured, z)
+    if p > q:
+        return None
+    sides = sorted(([int(x) for x in ranks[side]], [int(x) for x in ranks[~side]]), key=len)
+    return {"sides": sides, "effect": effect, "se": se, "z": z, "p": p}
+
+
+def _lowest_split(r):
+    """The signs of the eigenvector of r's lowest eigenvalue."""
+    if r.shape[0] <= 256:
         vector = np.linalg.eigh(r)[1][:, 0]
     else:  # Lanczos: the one eigenvector, not all N
-        vector = eigsh(r, k=1, which="SA", v0=np.ones(ranks.size))[1][:, 0]
-    side = vector > 0
+        vector = eigsh(r, k=1, which="SA", v0=np.ones(r.shape[0]))[1][:, 0]
+    return vector > 0
+
+
+def _split_contrast(r, measured, side):
+    """(effect, se, z) of the median residual across the split over the median within, or None
+    where a side has fewer than 2 ranks or either kind fewer than 2 measured pairs."""
     if min(side.sum(), (~side).sum()) < 2:
         return None
-    upper = np.triu(np.isfinite(sub), 1)
-    across = upper & (side[:, None] != side[None, :])
-    within = upper & (side[:, None] == side[None, :])
+    across = measured & (side[:, None] != side[None, :])
+    within = measured & (side[:, None] == side[None, :])
     if across.sum() < 2 or within.sum() < 2:
         return None
     r_across, r_within = r[across], r[within]
     effect = float(np.median(r_across) - np.median(r_within))
     spread = [MAD_SCALE * float(np.median(np.abs(x - np.median(x)))) for x in (r_across, r_within)]
     se = math.sqrt(MEDIAN_VAR * (spread[0] ** 2 / r_across.size + spread[1] ** 2 / r_within.size))
-    z = effect / se if se > 0 else math.inf
-    if effect < math.log1p(min_effect) or z < stats.norm.isf(q / ranks.size):
-        return None
-    sides = sorted(([int(x) for x in ranks[side]], [int(x) for x in ranks[~side]]), key=len)
-    return {"sides": sides, "effect": effect, "se": se, "z": z}
+    return effect, se, effect / se if se > 0 else math.inf
+
+
+def _shuffled_share(r, measured, z):
+    """The share of SPLIT_PERMUTATIONS shuffles of r's measured residuals among the measured
+    pairs, each fitted again as r was (seeded: a verdict is the same every time), whose own
+    lowest split shows a contrast of z or more, the observed split counted among them."""
+    rng = np.random.default_rng(SPLIT_SEED)
+    values = r[measured]
+    shuffled = np.full_like(r, np.nan)
+    beyond = 1
+    for _ in range(SPLIT_PERMUTATIONS):
+        shuffled[measured] = rng.permutation(values)
+        full = _least_squares_residuals(np.fmax(shuffled, shuffled.T))  # as the observed r
+        found = _split_contrast(full, measured, _lowest_split(full))
+        beyond += found is not None and found[2] >= z
+    return beyond / (SPLIT_PERMUTATIONS + 1)
 
 
 def _components(adjacent):
