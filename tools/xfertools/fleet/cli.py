@@ -41,7 +41,7 @@ import time
 from ..ab.jobs import Sitting, stop_job
 from ..core import checkout, interrupt
 from ..core.arguments import probability
-from ..core.files import InputError
+from ..core.files import InputError, fleet_object
 from ..core.text import one_line
 from . import model as fleet
 from . import report as fleet_report
@@ -348,7 +348,7 @@ def whole(path):
     that exited non-zero after writing it (MPI_Finalize hung and was cut short: xferbench's
     world.hpp) lost nothing."""
     try:
-        found = fleet.fleet_object(fleet_report.load_fleet(path))
+        found = fleet_object(fleet_report.load_fleet(path))
     except InputError:
         return False
     rounds = found.get("rounds") or {}
@@ -410,7 +410,7 @@ def run_fleet(args):
                 say(f"nothing to judge: {why}")
                 return EXIT_LAUNCH_FAILED
             note = f"the launch exited {status}: its result may hold part of the schedule"
-            hosts = fleet.fleet_object(fleet_report.load_fleet(result))["hosts"]
+            hosts = fleet_object(fleet_report.load_fleet(result))["hosts"]
             lost = lost_hosts(first_log, hosts)
             if lost:
                 note += f"; the launcher lost {', '.join(lost)}"

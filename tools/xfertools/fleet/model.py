@@ -57,7 +57,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from ..core.files import fleet_object  # noqa: F401 (fleet.fleet_object: fleet/cli.py, report.py)
+from ..core.files import fleet_object
 from ..core.text import plural
 from ..verdict.decide import benjamini_hochberg
 from . import topology as fleet_topology

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..core import files
 from ..core.files import InputError, decode_json, read_regular_file, write_atomically
 from ..core.finite import is_finite_number, non_finite_as_none
 from ..core.sizes import format_size
@@ -52,7 +53,7 @@ def _check_times(where, values, count, what):
 def check_fleet(where, document):
     """The "fleet" object of document, checked against format xferbench-fleet/1; InputError
     naming `where` and the field for anything a judgement cannot use."""
-    found = fleet.fleet_object(document)
+    found = files.fleet_object(document)
     if found is not None:  # xferbench writes it in context.xferbench; read it as "fleet"
         document["fleet"] = found
     if found is None:

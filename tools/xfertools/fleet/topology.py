@@ -55,7 +55,7 @@ from scipy.sparse.linalg import eigsh
 
 from ..core.files import InputError, read_regular_file
 from ..verdict.decide import benjamini_hochberg
-from .robust import MAD_SCALE, TUKEY_C, percent_interval
+from .robust import MAD_SCALE, TUKEY_C, mad, percent_interval
 
 Q = 0.05
 MIN_UPLINK = 0.05  # as fleet.MIN_HOST: a leaf's uplink is called from +5% on pairs leaving it
@@ -351,7 +351,7 @@ def _leaf_blocks(f, offsets, members):
         if not values.size:
             return np.nan, np.nan
         median = float(np.median(values))
-        spread = MAD_SCALE * float(np.median(np.abs(values - median))) if values.size > 2 else 0
+        spread = mad(values) if values.size > 2 else 0
         # the median's variance from the block's own spread (pairs across may be noisier than
         # pairs within: oversubscription), at least sigma's over the pairs' observations
         spread = max(spread, f.sigma / math.sqrt(float(np.max(counts))))
@@ -706,7 +706,7 @@ def _split_contrast(r, measured, side):
         return None
     r_across, r_within = r[across], r[within]
     effect = float(np.median(r_across) - np.median(r_within))
-    spread = [MAD_SCALE * float(np.median(np.abs(x - np.median(x)))) for x in (r_across, r_within)]
+    spread = [mad(x) for x in (r_across, r_within)]
     se = math.sqrt(MEDIAN_VAR * (spread[0] ** 2 / r_across.size + spread[1] ** 2 / r_within.size))
     return effect, se, effect / se if se > 0 else math.inf
 
