@@ -14,9 +14,8 @@ def read_document(path):
     return document if isinstance(document, dict) else {}
 
 
-def sides_of(path):
-    """compare.py's (base, new) report.Side of a tools/ab document: A and B."""
-    document = read_document(path)
+def sides_of(path, document):
+    """compare.py's (base, new) report.Side of a tools/ab document (read_document's): A and B."""
     ab = machines.mapping(document.get("ab"))
     if ab.get("schema") != SCHEMA:
         raise files.InputError(
@@ -38,9 +37,10 @@ def sides_of(path):
     return base, new
 
 
-def incomplete_note(path):
-    """A line for a tools/ab document whose sitting a signal cut short, else None."""
-    ab = machines.mapping(read_document(path).get("ab"))
+def incomplete_note(path, document):
+    """A line for a tools/ab document (read_document's) whose sitting a signal cut short, else
+    None."""
+    ab = machines.mapping(document.get("ab"))
     incomplete = machines.mapping(ab.get("incomplete"))
     if not incomplete:
         return None

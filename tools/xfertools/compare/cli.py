@@ -127,9 +127,10 @@ def main(argv=None):
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         if args.ab:
-            base, new = ab_sides.sides_of(args.ab)
+            document = ab_sides.read_document(args.ab)
+            base, new = ab_sides.sides_of(args.ab, document)
             result = report.build_report(base, new, args, machines.hardware_identity)
-            note = ab_sides.incomplete_note(args.ab)
+            note = ab_sides.incomplete_note(args.ab, document)
             if note:
                 print(f"{PROG}: {note}", file=sys.stderr)
         else:
